@@ -1,0 +1,244 @@
+package dev.kinference.cache;
+
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.prompt.PrefixKeys;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A cache index that predicts what each server holds from where the router sent requests, for fleets that publish
+ * no KV events. Each endpoint remembers the blocks of the prompts routed to it, at most its KV capacity
+ * ({@code num_gpu_blocks} from its metrics, else {@link Builder#defaultCapacityBlocks}), evicting the least
+ * recently used first, and forgets blocks unused for longer than the time-to-live.
+ *
+ * <p>A prompt's blocks are touched last-to-first, so its prefix is the most recent and its tail is evicted first,
+ * as vLLM's free-block queue does.
+ *
+ * <p>Thread-safety: see {@link CacheIndex}. Each endpoint's LRU set has its own lock; routing to different
+ * endpoints never contends, and lookups only try-lock for expiry.
+ */
+public final class ApproximateCacheIndex extends BlockIndexBase {
+
+  /** The capacity llm-d assumes when a server's is unknown: 31,250 blocks. */
+  public static final int DEFAULT_CAPACITY_BLOCKS = 31_250;
+
+  private final int defaultCapacityBlocks;
+  private final long ttlNanos;
+  private final long sweepIntervalNanos;
+  private final LongSupplier ticker;
+  private final SlotMap<EndpointBlocks> bySlot = new SlotMap<>();
+
+  private final class EndpointBlocks implements LruKeySet.Eviction {
+    final EndpointState endpoint;
+    final ReentrantLock lock = new ReentrantLock();
+    final LruKeySet keys;
+    volatile long lastSweep;
+    boolean removed;
+
+    EndpointBlocks(EndpointState endpoint, long now) {
+      this.endpoint = endpoint;
+      this.keys = new LruKeySet(capacityOf(endpoint));
+      this.lastSweep = now;
+    }
+
+    @Override
+    public void evicted(long key) {
+      table.remove(key, endpoint.slot());
+    }
+  }
+
+  private ApproximateCacheIndex(Builder b) {
+    this.defaultCapacityBlocks = b.defaultCapacityBlocks;
+    this.ttlNanos = b.ttl.toNanos();
+    this.sweepIntervalNanos = Math.min(ttlNanos / 4, Duration.ofSeconds(1).toNanos());
+    this.ticker = b.ticker;
+  }
+
+  /** An index with the defaults: 31,250 blocks per endpoint when unknown, 120 s time-to-live. */
+  public ApproximateCacheIndex() {
+    this(builder());
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public String name() {
+    return "approximate";
+  }
+
+  @Override
+  public boolean isPrecise() {
+    return false;
+  }
+
+  @Override
+  public void onEndpointAdded(EndpointState endpoint) {
+    bySlot.put(endpoint.slot(), new EndpointBlocks(endpoint, ticker.getAsLong()));
+  }
+
+  @Override
+  public void onEndpointRemoved(EndpointState endpoint) {
+    EndpointBlocks blocks = bySlot.remove(endpoint.slot());
+    if (blocks != null) {
+      blocks.lock.lock();
+      try {
+        blocks.removed = true;
+        blocks.keys.clear(blocks);
+      } finally {
+        blocks.lock.unlock();
+      }
+    }
+  }
+
+  @Override
+  public void onRouted(EndpointState endpoint, PrefixKeys prefix) {
+    EndpointBlocks blocks = blocksOf(endpoint);
+    if (blocks == null) {
+      return;
+    }
+    long now = ticker.getAsLong();
+    int slot = endpoint.slot();
+    blocks.lock.lock();
+    try {
+      if (blocks.removed) {
+        return;
+      }
+      int capacity = capacityOf(endpoint);
+      if (capacity != blocks.keys.capacity()) {
+        blocks.keys.capacity(capacity, blocks);
+      }
+      blocks.keys.expireBefore(now - ttlNanos, blocks);
+      blocks.lastSweep = now;
+      int n = Math.min(prefix.size(), capacity);
+      for (int i = n - 1; i >= 0; i--) {
+        long key = prefix.key(i);
+        if (blocks.keys.touch(key, now, blocks)) {
+          table.add(key, slot);
+        }
+      }
+    } finally {
+      blocks.lock.unlock();
+    }
+  }
+
+  @Override
+  public void onEvent(EndpointState endpoint, KvEvent event) {
+    if (event instanceof KvEvent.AllBlocksCleared) {
+      EndpointBlocks blocks = blocksOf(endpoint);
+      if (blocks != null) {
+        blocks.lock.lock();
+        try {
+          blocks.keys.clear(blocks);
+        } finally {
+          blocks.lock.unlock();
+        }
+      }
+    }
+  }
+
+  @Override
+  void beforeLookup(EndpointState[] candidates, int count) {
+    long now = ticker.getAsLong();
+    for (int i = 0; i < count; i++) {
+      EndpointBlocks blocks = bySlot.get(candidates[i].slot());
+      if (blocks != null && now - blocks.lastSweep > sweepIntervalNanos && blocks.lock.tryLock()) {
+        try {
+          blocks.keys.expireBefore(now - ttlNanos, blocks);
+          blocks.lastSweep = now;
+        } finally {
+          blocks.lock.unlock();
+        }
+      }
+    }
+  }
+
+  /** Blocks remembered for {@code endpoint}. */
+  public int blockCount(EndpointState endpoint) {
+    EndpointBlocks blocks = blocksOf(endpoint);
+    if (blocks == null) {
+      return 0;
+    }
+    blocks.lock.lock();
+    try {
+      return blocks.keys.size();
+    } finally {
+      blocks.lock.unlock();
+    }
+  }
+
+  @Override
+  public long entryCount() {
+    long n = 0;
+    for (EndpointBlocks b : bySlot.values()) {
+      b.lock.lock();
+      try {
+        n += b.keys.size();
+      } finally {
+        b.lock.unlock();
+      }
+    }
+    return n;
+  }
+
+  /** The time-to-live of an unused block. */
+  public Duration ttl() {
+    return Duration.ofNanos(ttlNanos);
+  }
+
+  private @Nullable EndpointBlocks blocksOf(EndpointState endpoint) {
+    EndpointBlocks blocks = bySlot.get(endpoint.slot());
+    return blocks != null && blocks.endpoint == endpoint ? blocks : null;
+  }
+
+  private int capacityOf(EndpointState endpoint) {
+    EndpointMetrics m = endpoint.metrics();
+    if (m != null && m.numGpuBlocks() > 0) {
+      return (int) Math.min(Integer.MAX_VALUE - 8, m.numGpuBlocks());
+    }
+    return defaultCapacityBlocks;
+  }
+
+  /** Configures an {@link ApproximateCacheIndex}; each setter validates its argument. Not thread-safe. */
+  public static final class Builder {
+    private int defaultCapacityBlocks = DEFAULT_CAPACITY_BLOCKS;
+    private Duration ttl = Duration.ofMinutes(2);
+    private LongSupplier ticker = System::nanoTime;
+
+    private Builder() {}
+
+    /** Blocks remembered per endpoint whose metrics do not say {@code num_gpu_blocks}. Default 31,250. */
+    public Builder defaultCapacityBlocks(int blocks) {
+      if (blocks < 1) {
+        throw new IllegalArgumentException("defaultCapacityBlocks must be positive: " + blocks);
+      }
+      this.defaultCapacityBlocks = blocks;
+      return this;
+    }
+
+    /** How long an unused block is remembered. Default 120 s (Dynamo's). */
+    public Builder ttl(Duration ttl) {
+      Objects.requireNonNull(ttl, "ttl");
+      if (ttl.isNegative() || ttl.isZero()) {
+        throw new IllegalArgumentException("ttl must be positive: " + ttl);
+      }
+      this.ttl = ttl;
+      return this;
+    }
+
+    /** The nanosecond clock; tests and the simulator pass a virtual one. */
+    public Builder ticker(LongSupplier ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    public ApproximateCacheIndex build() {
+      return new ApproximateCacheIndex(this);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package dev.kinference.cache;
+
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.prompt.PrefixKeys;
+import java.util.Arrays;
+
+/** The lookup both built-in indexes share: candidate slots as a bitset, walked through the {@link BlockTable}. */
+abstract class BlockIndexBase implements CacheIndex {
+
+  /** Per-thread scratch, so lookups allocate nothing once warmed up. */
+  private static final class Scratch {
+    long[] active = new long[1];
+    long[] held = new long[1];
+    int[] depthBySlot = new int[64];
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  final BlockTable table = new BlockTable();
+
+  @Override
+  public void lookup(PrefixKeys keys, EndpointState[] candidates, int count, int[] matchedBlocks) {
+    if (count == 0) {
+      return;
+    }
+    Scratch s = SCRATCH.get();
+    int maxSlot = 0;
+    for (int i = 0; i < count; i++) {
+      maxSlot = Math.max(maxSlot, candidates[i].slot());
+    }
+    int words = (maxSlot >>> 6) + 1;
+    if (s.active.length != words) {
+      s.active = new long[words];
+      s.held = new long[words];
+    }
+    if (s.depthBySlot.length <= maxSlot) {
+      s.depthBySlot = new int[Math.max(maxSlot + 1, s.depthBySlot.length * 2)];
+    }
+    long[] active = s.active;
+    Arrays.fill(active, 0);
+    for (int i = 0; i < count; i++) {
+      int slot = candidates[i].slot();
+      active[slot >>> 6] |= 1L << slot;
+      s.depthBySlot[slot] = 0;
+    }
+    beforeLookup(candidates, count);
+    table.walk(keys, active, s.held, s.depthBySlot);
+    for (int i = 0; i < count; i++) {
+      matchedBlocks[i] = s.depthBySlot[candidates[i].slot()];
+    }
+  }
+
+  /** Hook for maintenance that must precede a lookup (expiry). */
+  void beforeLookup(EndpointState[] candidates, int count) {}
+
+  /** Whether the table says {@code endpoint} holds {@code key}; for tests and diagnostics. */
+  public boolean holds(EndpointState endpoint, long key) {
+    return table.contains(key, endpoint.slot());
+  }
+
+  /** Distinct block keys held by at least one endpoint. */
+  public long distinctBlocks() {
+    return table.keyCount();
+  }
+}

@@ -1,0 +1,238 @@
+package dev.kinference.cache;
+
+import java.util.Arrays;
+
+/**
+ * A bounded set of router block keys in least-recently-used order, with the time each was last used: one per
+ * endpoint in the approximate index. Nodes live in parallel arrays linked by index, so touching and evicting
+ * allocate nothing. Not thread-safe: the owner guards it.
+ */
+final class LruKeySet {
+
+  /** Receives keys that leave the set. */
+  interface Eviction {
+    void evicted(long key);
+  }
+
+  private static final int NIL = -1;
+
+  private int capacity;
+  // node storage
+  private long[] nodeKey;
+  private long[] nodeTime;
+  private int[] prev;
+  private int[] next;
+  private int head = NIL; // most recent
+  private int tail = NIL; // least recent
+  private int size;
+  private int freeList = NIL;
+  private int allocated;
+  // key -> node index + 1 (0 = empty), open addressing over the node keys
+  private int[] table;
+
+  LruKeySet(int capacity) {
+    this.capacity = capacity;
+    int initial = Math.min(capacity, 256);
+    nodeKey = new long[initial];
+    nodeTime = new long[initial];
+    prev = new int[initial];
+    next = new int[initial];
+    table = new int[tableSizeFor(initial)];
+  }
+
+  int size() {
+    return size;
+  }
+
+  int capacity() {
+    return capacity;
+  }
+
+  /** Changes the bound; excess least-recent keys are evicted. */
+  void capacity(int newCapacity, Eviction eviction) {
+    capacity = newCapacity;
+    while (size > capacity) {
+      evictTail(eviction);
+    }
+  }
+
+  /**
+   * Marks {@code key} used at {@code now}, adding it if absent (evicting the least recent key when full).
+   *
+   * @return true if the key was added
+   */
+  boolean touch(long key, long now, Eviction eviction) {
+    int n = find(key);
+    if (n != NIL) {
+      nodeTime[n] = now;
+      moveToHead(n);
+      return false;
+    }
+    if (size >= capacity) {
+      evictTail(eviction);
+    }
+    n = allocate();
+    nodeKey[n] = key;
+    nodeTime[n] = now;
+    linkHead(n);
+    insertIntoTable(n);
+    size++;
+    return true;
+  }
+
+  /** Evicts every key last used before {@code deadline}; returns how many. */
+  int expireBefore(long deadline, Eviction eviction) {
+    int n = 0;
+    while (tail != NIL && nodeTime[tail] - deadline < 0) {
+      evictTail(eviction);
+      n++;
+    }
+    return n;
+  }
+
+  /** The last-use time of the least recent key, or {@code missing}. */
+  long oldestTime(long missing) {
+    return tail == NIL ? missing : nodeTime[tail];
+  }
+
+  boolean contains(long key) {
+    return find(key) != NIL;
+  }
+
+  /** Removes every key, reporting each. */
+  void clear(Eviction eviction) {
+    while (tail != NIL) {
+      evictTail(eviction);
+    }
+  }
+
+  long arrayBytes() {
+    return 24L * nodeKey.length + 4L * table.length;
+  }
+
+  private void evictTail(Eviction eviction) {
+    int n = tail;
+    long key = nodeKey[n];
+    unlink(n);
+    removeFromTable(n);
+    size--;
+    prev[n] = NIL;
+    next[n] = freeList;
+    freeList = n;
+    eviction.evicted(key);
+  }
+
+  private int allocate() {
+    if (freeList != NIL) {
+      int n = freeList;
+      freeList = next[n];
+      return n;
+    }
+    if (allocated == nodeKey.length) {
+      int grown = (int) Math.min((long) capacity, Math.max(16L, nodeKey.length * 2L));
+      grown = Math.max(grown, allocated + 1);
+      nodeKey = Arrays.copyOf(nodeKey, grown);
+      nodeTime = Arrays.copyOf(nodeTime, grown);
+      prev = Arrays.copyOf(prev, grown);
+      next = Arrays.copyOf(next, grown);
+      rehash(tableSizeFor(grown));
+    }
+    return allocated++;
+  }
+
+  private void linkHead(int n) {
+    prev[n] = NIL;
+    next[n] = head;
+    if (head != NIL) {
+      prev[head] = n;
+    }
+    head = n;
+    if (tail == NIL) {
+      tail = n;
+    }
+  }
+
+  private void unlink(int n) {
+    int p = prev[n];
+    int x = next[n];
+    if (p != NIL) {
+      next[p] = x;
+    } else {
+      head = x;
+    }
+    if (x != NIL) {
+      prev[x] = p;
+    } else {
+      tail = p;
+    }
+  }
+
+  private void moveToHead(int n) {
+    if (head != n) {
+      unlink(n);
+      linkHead(n);
+    }
+  }
+
+  private int find(long key) {
+    int mask = table.length - 1;
+    int i = slot(key, mask);
+    while (true) {
+      int e = table[i];
+      if (e == 0) {
+        return NIL;
+      }
+      if (nodeKey[e - 1] == key) {
+        return e - 1;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  private void insertIntoTable(int n) {
+    int mask = table.length - 1;
+    int i = slot(nodeKey[n], mask);
+    while (table[i] != 0) {
+      i = (i + 1) & mask;
+    }
+    table[i] = n + 1;
+  }
+
+  private void removeFromTable(int n) {
+    int mask = table.length - 1;
+    int hole = slot(nodeKey[n], mask);
+    while (table[hole] != n + 1) {
+      hole = (hole + 1) & mask;
+    }
+    int i = hole;
+    while (true) {
+      i = (i + 1) & mask;
+      int e = table[i];
+      if (e == 0) {
+        break;
+      }
+      int home = slot(nodeKey[e - 1], mask);
+      boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
+      if (movable) {
+        table[hole] = e;
+        hole = i;
+      }
+    }
+    table[hole] = 0;
+  }
+
+  private void rehash(int tableSize) {
+    table = new int[tableSize];
+    for (int n = head; n != NIL; n = next[n]) {
+      insertIntoTable(n);
+    }
+  }
+
+  private static int tableSizeFor(int nodes) {
+    return Integer.highestOneBit(Math.max(8, nodes * 2 - 1)) << 1;
+  }
+
+  private static int slot(long key, int mask) {
+    return (int) (key ^ (key >>> 32)) & mask;
+  }
+}

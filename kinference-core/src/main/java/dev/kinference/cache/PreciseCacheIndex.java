@@ -1,0 +1,214 @@
+package dev.kinference.cache;
+
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.prompt.BlockKeys;
+import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A cache index fed by the servers' KV-cache events: it knows what each server holds, up to the event delay.
+ *
+ * <p>Engine block hashes are mapped to router keys recomputed from each event's {@code token_ids} with the router's
+ * own hash chain (seeded with the endpoint's model, the event's LoRA adapter and cache salt), as llm-d does, so the
+ * router needs neither vLLM's {@code PYTHONHASHSEED} nor its hash algorithm. Each endpoint keeps its
+ * engine-hash-to-key map so that {@code BlockRemoved} can be applied.
+ *
+ * <p>Only GPU-tier blocks are indexed: they are what serves a prefix hit. Events for other tiers are counted and
+ * ignored. A {@code BlockStored} whose parent is unknown (an event was missed) cannot be keyed and is counted as
+ * orphaned; the subscriber's gap handling resynchronises the endpoint.
+ *
+ * <p>Thread-safety: see {@link CacheIndex}. Each endpoint's map is guarded by its own monitor, uncontended when
+ * one thread applies that endpoint's events.
+ */
+public final class PreciseCacheIndex extends BlockIndexBase {
+
+  /** Counters of what the index did with the events it was given. */
+  public record Stats(long eventsApplied, long blocksStored, long blocksRemoved, long orphanedBlocks,
+      long blocksWithoutTokens, long otherTierEvents, long entries, long distinctBlocks) {}
+
+  private static final long MISSING = 0;
+
+  private final SlotMap<EndpointBlocks> bySlot = new SlotMap<>();
+  private final LongAdder eventsApplied = new LongAdder();
+  private final LongAdder blocksStored = new LongAdder();
+  private final LongAdder blocksRemoved = new LongAdder();
+  private final LongAdder orphanedBlocks = new LongAdder();
+  private final LongAdder blocksWithoutTokens = new LongAdder();
+  private final LongAdder otherTierEvents = new LongAdder();
+
+  /** One endpoint's engine hash to router key map; its monitor guards it. */
+  private static final class EndpointBlocks {
+    final EndpointState endpoint;
+    final LongLongMap engineToKey = new LongLongMap(1024);
+    boolean removed;
+
+    EndpointBlocks(EndpointState endpoint) {
+      this.endpoint = endpoint;
+    }
+  }
+
+  /** Public for {@link java.util.ServiceLoader}. */
+  public PreciseCacheIndex() {}
+
+  @Override
+  public String name() {
+    return "precise";
+  }
+
+  @Override
+  public boolean isPrecise() {
+    return true;
+  }
+
+  @Override
+  public void onEndpointAdded(EndpointState endpoint) {
+    bySlot.put(endpoint.slot(), new EndpointBlocks(endpoint));
+  }
+
+  @Override
+  public void onEndpointRemoved(EndpointState endpoint) {
+    EndpointBlocks blocks = bySlot.remove(endpoint.slot());
+    if (blocks != null) {
+      synchronized (blocks) {
+        blocks.removed = true;
+        clear(blocks);
+      }
+    }
+  }
+
+  @Override
+  public void onEvent(EndpointState endpoint, KvEvent event) {
+    EndpointBlocks blocks = blocksOf(endpoint);
+    if (blocks == null) {
+      return;
+    }
+    synchronized (blocks) {
+      if (blocks.removed) {
+        return;
+      }
+      switch (event) {
+        case KvEvent.BlockStored stored -> store(blocks, stored);
+        case KvEvent.BlockRemoved removed -> remove(blocks, removed);
+        case KvEvent.AllBlocksCleared cleared -> clear(blocks);
+      }
+    }
+    eventsApplied.increment();
+  }
+
+  /** Forgets everything known of {@code endpoint}, as after a server restart or a gap in its event stream. */
+  public void clearEndpoint(EndpointState endpoint) {
+    onEvent(endpoint, new KvEvent.AllBlocksCleared());
+  }
+
+  /** Blocks indexed for {@code endpoint}. */
+  public int blockCount(EndpointState endpoint) {
+    EndpointBlocks blocks = blocksOf(endpoint);
+    if (blocks == null) {
+      return 0;
+    }
+    synchronized (blocks) {
+      return blocks.engineToKey.size();
+    }
+  }
+
+  /** The router key an engine hash of {@code endpoint} maps to, or null. */
+  public @Nullable Long routerKey(EndpointState endpoint, long engineHash) {
+    EndpointBlocks blocks = blocksOf(endpoint);
+    if (blocks == null) {
+      return null;
+    }
+    synchronized (blocks) {
+      long k = blocks.engineToKey.get(engineHash, MISSING);
+      return k == MISSING ? null : k;
+    }
+  }
+
+  @Override
+  public long entryCount() {
+    long n = 0;
+    for (EndpointBlocks b : bySlot.values()) {
+      synchronized (b) {
+        n += b.engineToKey.size();
+      }
+    }
+    return n;
+  }
+
+  /** Bytes held by the index's arrays: the shared table plus every endpoint's map. */
+  public long arrayBytes() {
+    long n = table.arrayBytes();
+    for (EndpointBlocks b : bySlot.values()) {
+      synchronized (b) {
+        n += b.engineToKey.arrayBytes();
+      }
+    }
+    return n;
+  }
+
+  public Stats stats() {
+    return new Stats(eventsApplied.sum(), blocksStored.sum(), blocksRemoved.sum(), orphanedBlocks.sum(),
+        blocksWithoutTokens.sum(), otherTierEvents.sum(), entryCount(), distinctBlocks());
+  }
+
+  private @Nullable EndpointBlocks blocksOf(EndpointState endpoint) {
+    EndpointBlocks blocks = bySlot.get(endpoint.slot());
+    return blocks != null && blocks.endpoint == endpoint ? blocks : null;
+  }
+
+  private void store(EndpointBlocks blocks, KvEvent.BlockStored e) {
+    if (e.medium() != KvEvent.Medium.GPU) {
+      otherTierEvents.increment();
+      return;
+    }
+    long[] hashes = e.blockHashes();
+    if (!e.hasTokens()) {
+      blocksWithoutTokens.add(hashes.length);
+      return;
+    }
+    long parentKey;
+    Long parentHash = e.parentBlockHash();
+    if (parentHash == null) {
+      parentKey = BlockKeys.seed(blocks.endpoint.endpoint().model(), e.loraName(), e.cacheSalt());
+    } else {
+      parentKey = blocks.engineToKey.get(parentHash, MISSING);
+      if (parentKey == MISSING) {
+        orphanedBlocks.add(hashes.length);
+        return;
+      }
+    }
+    int slot = blocks.endpoint.slot();
+    int[] tokens = e.tokenIds();
+    int size = e.blockSize();
+    for (int i = 0; i < hashes.length; i++) {
+      long key = BlockKeys.next(parentKey, tokens, i * size, size);
+      long previous = blocks.engineToKey.put(hashes[i], key, MISSING);
+      if (previous != MISSING && previous != key) {
+        table.remove(previous, slot);
+      }
+      table.add(key, slot);
+      parentKey = key;
+    }
+    blocksStored.add(hashes.length);
+  }
+
+  private void remove(EndpointBlocks blocks, KvEvent.BlockRemoved e) {
+    if (e.medium() != KvEvent.Medium.GPU) {
+      otherTierEvents.increment();
+      return;
+    }
+    int slot = blocks.endpoint.slot();
+    for (long hash : e.blockHashes()) {
+      long key = blocks.engineToKey.remove(hash, MISSING);
+      if (key != MISSING) {
+        table.remove(key, slot);
+        blocksRemoved.increment();
+      }
+    }
+  }
+
+  private void clear(EndpointBlocks blocks) {
+    int slot = blocks.endpoint.slot();
+    blocks.engineToKey.forEach((hash, key) -> table.remove(key, slot));
+    blocks.engineToKey.clear();
+  }
+}

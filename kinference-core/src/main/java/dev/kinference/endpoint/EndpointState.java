@@ -1,0 +1,251 @@
+package dev.kinference.endpoint;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the router knows of one endpoint: the last metrics snapshot, its health, and the router's own live account
+ * of the requests it sent there (in flight, waiting for their first token, prompt tokens still to prefill).
+ *
+ * <p>Thread-safe and lock-free: metrics and health are volatile snapshots written by one scraper; the account is
+ * kept in atomics updated by any number of request threads. Reads are individually atomic but not a consistent
+ * snapshot of all fields, which routing tolerates.
+ *
+ * <p>The account is kept by the {@code Router} and by the lifecycle calls on a {@code RoutingDecision}; other code
+ * reads it. "Since the last scrape" counts requests dispatched after the current metrics were taken, which those
+ * metrics cannot yet show.
+ */
+public final class EndpointState {
+
+  private static final double LEARNING_RATE = 0.2;
+
+  private final Endpoint endpoint;
+  private final int slot;
+  private volatile @Nullable EndpointMetrics metrics;
+  private volatile Health health = Health.HEALTHY;
+  private volatile String healthReason = "";
+
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicInteger awaitingFirstToken = new AtomicInteger();
+  private final AtomicLong pendingPrefillTokens = new AtomicLong();
+  private final AtomicLong scrapeGeneration = new AtomicLong();
+  private final AtomicInteger awaitingSinceScrape = new AtomicInteger();
+  private final AtomicLong pendingTokensSinceScrape = new AtomicLong();
+  private final LongAdder dispatched = new LongAdder();
+  private final LongAdder firstTokens = new LongAdder();
+  private final LongAdder completed = new LongAdder();
+  private final LongAdder failed = new LongAdder();
+  private volatile double uncachedTokensPerRequest;
+  private volatile double prefillTokensPerSecond;
+  private final AtomicLong prefillRateSamples = new AtomicLong();
+
+  EndpointState(Endpoint endpoint, int slot) {
+    this.endpoint = endpoint;
+    this.slot = slot;
+  }
+
+  /** A state outside any fleet, for tests and tools. */
+  public static EndpointState detached(Endpoint endpoint, int slot) {
+    if (slot < 0) {
+      throw new IllegalArgumentException("slot must not be negative: " + slot);
+    }
+    return new EndpointState(endpoint, slot);
+  }
+
+  public Endpoint endpoint() {
+    return endpoint;
+  }
+
+  public String id() {
+    return endpoint.id();
+  }
+
+  /** A small dense number identifying this endpoint in its fleet while it is a member; indexes key on it. */
+  public int slot() {
+    return slot;
+  }
+
+  /** The last metrics scraped, or null if none yet. */
+  public @Nullable EndpointMetrics metrics() {
+    return metrics;
+  }
+
+  public Health health() {
+    return health;
+  }
+
+  /** Why the endpoint is not healthy, or an empty string. */
+  public String healthReason() {
+    return healthReason;
+  }
+
+  /** Tokens per KV block: from metrics when known, else {@code fallback}. */
+  public int blockSize(int fallback) {
+    EndpointMetrics m = metrics;
+    return m != null && m.blockSize() > 0 ? m.blockSize() : fallback;
+  }
+
+  /** Replaces the metrics snapshot; called by the scraper. */
+  public void updateMetrics(EndpointMetrics newMetrics) {
+    metrics = newMetrics;
+    scrapeGeneration.incrementAndGet();
+    awaitingSinceScrape.set(0);
+    pendingTokensSinceScrape.set(0);
+  }
+
+  /** Sets the health; a draining endpoint stays draining. */
+  public void updateHealth(Health newHealth, String reason) {
+    if (health == Health.DRAINING && newHealth != Health.DRAINING) {
+      return;
+    }
+    health = newHealth;
+    healthReason = newHealth == Health.HEALTHY ? "" : reason;
+  }
+
+  void revive() {
+    health = Health.HEALTHY;
+    healthReason = "";
+  }
+
+  /** Requests sent here and not yet finished. */
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  /** Requests sent here that have not produced their first token. */
+  public int awaitingFirstToken() {
+    return awaitingFirstToken.get();
+  }
+
+  /** Uncached prompt tokens of the requests awaiting their first token. */
+  public long pendingPrefillTokens() {
+    return pendingPrefillTokens.get();
+  }
+
+  /** Queue length: the scraped waiting count plus what was sent since, or the own count if never scraped. */
+  public int estimatedWaiting() {
+    EndpointMetrics m = metrics;
+    return m == null ? awaitingFirstToken.get() : m.waiting() + awaitingSinceScrape.get();
+  }
+
+  /** Running requests: the scraped count, or at least those of our own that are past their first token. */
+  public int estimatedRunning() {
+    int own = Math.max(0, inFlight.get() - awaitingFirstToken.get());
+    EndpointMetrics m = metrics;
+    return m == null ? own : Math.max(m.running(), own);
+  }
+
+  /**
+   * Prompt tokens the server must prefill before a new request's own: the larger of the router's exact count of
+   * its own and an estimate from the scraped queue (which also holds other routers' requests).
+   */
+  public long estimatedPendingPrefillTokens() {
+    long own = pendingPrefillTokens.get();
+    EndpointMetrics m = metrics;
+    if (m == null) {
+      return own;
+    }
+    long fromMetrics = (long) (m.waiting() * uncachedTokensPerRequest) + pendingTokensSinceScrape.get();
+    return Math.max(own, fromMetrics);
+  }
+
+  /**
+   * Records a request sent here with {@code uncachedTokens} to prefill.
+   *
+   * @return the scrape generation to hand back to {@link #onFirstToken} and {@link #onFinished}
+   */
+  public long onDispatched(int uncachedTokens) {
+    long generation = scrapeGeneration.get();
+    inFlight.incrementAndGet();
+    awaitingFirstToken.incrementAndGet();
+    pendingPrefillTokens.addAndGet(uncachedTokens);
+    awaitingSinceScrape.incrementAndGet();
+    pendingTokensSinceScrape.addAndGet(uncachedTokens);
+    dispatched.increment();
+    double avg = uncachedTokensPerRequest;
+    uncachedTokensPerRequest = avg == 0 ? uncachedTokens : avg + 0.05 * (uncachedTokens - avg);
+    return generation;
+  }
+
+  /** Records the first token of a request dispatched with {@link #onDispatched}. */
+  public void onFirstToken(int uncachedTokens, long generation) {
+    awaitingFirstToken.decrementAndGet();
+    pendingPrefillTokens.addAndGet(-uncachedTokens);
+    if (generation == scrapeGeneration.get()) {
+      awaitingSinceScrape.decrementAndGet();
+      pendingTokensSinceScrape.addAndGet(-uncachedTokens);
+    }
+    firstTokens.increment();
+  }
+
+  /**
+   * Records the end of a request. If it never produced a first token, its pending prefill is released too.
+   *
+   * @param succeeded false if it failed or was cancelled
+   */
+  public void onFinished(boolean sawFirstToken, int uncachedTokens, long generation, boolean succeeded) {
+    if (!sawFirstToken) {
+      awaitingFirstToken.decrementAndGet();
+      pendingPrefillTokens.addAndGet(-uncachedTokens);
+      if (generation == scrapeGeneration.get()) {
+        awaitingSinceScrape.decrementAndGet();
+        pendingTokensSinceScrape.addAndGet(-uncachedTokens);
+      }
+    }
+    inFlight.decrementAndGet();
+    if (succeeded) {
+      completed.increment();
+    } else {
+      failed.increment();
+    }
+  }
+
+  /** Requests dispatched here since the router started. */
+  public long dispatchedCount() {
+    return dispatched.sum();
+  }
+
+  /** Requests that ended in failure. */
+  public long failedCount() {
+    return failed.sum();
+  }
+
+  /** Requests that completed. */
+  public long completedCount() {
+    return completed.sum();
+  }
+
+  /**
+   * The learned prefill rate in tokens per second, or {@code coldStart} until a first observation. Learning uses an
+   * exponentially weighted mean in log space, so one outlier moves it by a bounded factor.
+   */
+  public double prefillTokensPerSecond(double coldStart) {
+    double r = prefillTokensPerSecond;
+    return r > 0 ? r : coldStart;
+  }
+
+  /** Number of observations the prefill rate was learned from. */
+  public long prefillRateSamples() {
+    return prefillRateSamples.get();
+  }
+
+  /** Folds one observed prefill rate into the learned rate. Racy updates lose a sample at worst. */
+  public void learnPrefillRate(double observedTokensPerSecond, double coldStart) {
+    if (!(observedTokensPerSecond > 0) || Double.isInfinite(observedTokensPerSecond)) {
+      return;
+    }
+    double current = prefillTokensPerSecond(coldStart);
+    double clamped = Math.max(current / 4, Math.min(current * 4, observedTokensPerSecond));
+    double next = Math.exp(Math.log(current) + LEARNING_RATE * (Math.log(clamped) - Math.log(current)));
+    prefillTokensPerSecond = next;
+    prefillRateSamples.incrementAndGet();
+  }
+
+  @Override
+  public String toString() {
+    return "EndpointState[" + endpoint.id() + " slot=" + slot + " " + health + " inFlight=" + inFlight.get()
+        + " awaiting=" + awaitingFirstToken.get() + "]";
+  }
+}

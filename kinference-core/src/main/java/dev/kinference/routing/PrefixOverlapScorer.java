@@ -1,0 +1,25 @@
+package dev.kinference.routing;
+
+/**
+ * llm-d's prefix scorer: the fraction of the prompt's blocks the endpoint holds as a leading run. Stateless and
+ * thread-safe.
+ */
+public final class PrefixOverlapScorer implements Scorer {
+
+  /** Public for {@link java.util.ServiceLoader}. */
+  public PrefixOverlapScorer() {}
+
+  @Override
+  public String name() {
+    return "prefix-overlap";
+  }
+
+  @Override
+  public void score(RoutingContext context, double[] scores) {
+    int n = context.candidateCount();
+    for (int i = 0; i < n; i++) {
+      int total = context.promptBlocks(i);
+      scores[i] = total == 0 ? 0.0 : Math.min(1.0, (double) context.matchedBlocks(i) / total);
+    }
+  }
+}

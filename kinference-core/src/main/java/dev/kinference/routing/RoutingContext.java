@@ -1,0 +1,163 @@
+package dev.kinference.routing;
+
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Saturation;
+import dev.kinference.prompt.TokenizedPrompt;
+import dev.kinference.request.InferenceRequest;
+import java.util.Arrays;
+import java.util.random.RandomGenerator;
+
+/**
+ * What scorers see of one routing decision: the request, its candidates, and per candidate the cached prefix and
+ * the predicted time to first token. The router computes these once and every scorer shares them.
+ *
+ * <p>Not thread-safe, and reused by the router for the next decision on the same thread: use it only during the
+ * {@link Scorer} call it is passed to.
+ */
+public final class RoutingContext {
+
+  private InferenceRequest request;
+  private TokenizedPrompt prompt;
+  private EndpointState[] candidates = new EndpointState[16];
+  private int count;
+  private int[] matchedBlocks = new int[16];
+  private int[] blockSizes = new int[16];
+  private int[] cachedTokens = new int[16];
+  private double[] predictedTtft = new double[16];
+  private long nowNanos;
+  private RandomGenerator random;
+  private Saturation saturation = Saturation.DEFAULT;
+
+  RoutingContext(InferenceRequest placeholderRequest, TokenizedPrompt placeholderPrompt, RandomGenerator random) {
+    this.request = placeholderRequest;
+    this.prompt = placeholderPrompt;
+    this.random = random;
+  }
+
+  /** A context for testing scorers outside a router. */
+  public static RoutingContext forTesting(InferenceRequest request, TokenizedPrompt prompt, EndpointState[] endpoints,
+      int[] matchedBlocks, int[] blockSizes, double[] predictedTtftSeconds, long nowNanos, RandomGenerator random) {
+    RoutingContext c = new RoutingContext(request, prompt, random);
+    c.reset(request, prompt, nowNanos, random, Saturation.DEFAULT);
+    c.ensureCapacity(endpoints.length);
+    for (int i = 0; i < endpoints.length; i++) {
+      c.candidates[i] = endpoints[i];
+      c.blockSizes[i] = blockSizes[i];
+      c.setMatched(i, matchedBlocks[i]);
+      c.predictedTtft[i] = predictedTtftSeconds[i];
+    }
+    c.count = endpoints.length;
+    return c;
+  }
+
+  void reset(InferenceRequest newRequest, TokenizedPrompt newPrompt, long now, RandomGenerator rnd,
+      Saturation newSaturation) {
+    this.request = newRequest;
+    this.prompt = newPrompt;
+    this.nowNanos = now;
+    this.random = rnd;
+    this.saturation = newSaturation;
+    this.count = 0;
+  }
+
+  void ensureCapacity(int n) {
+    if (candidates.length < n) {
+      int cap = Math.max(n, candidates.length * 2);
+      candidates = Arrays.copyOf(candidates, cap);
+      matchedBlocks = Arrays.copyOf(matchedBlocks, cap);
+      blockSizes = Arrays.copyOf(blockSizes, cap);
+      cachedTokens = Arrays.copyOf(cachedTokens, cap);
+      predictedTtft = Arrays.copyOf(predictedTtft, cap);
+    }
+  }
+
+  EndpointState[] candidateArray() {
+    return candidates;
+  }
+
+  int[] matchedArray() {
+    return matchedBlocks;
+  }
+
+  void setCount(int n) {
+    this.count = n;
+  }
+
+  void setBlockSize(int i, int blockSize) {
+    blockSizes[i] = blockSize;
+  }
+
+  /** Records {@code matched} cached blocks for candidate i and derives its cached tokens. */
+  void setMatched(int i, int matched) {
+    matchedBlocks[i] = matched;
+    // vLLM always computes the last prompt token itself, so a full hit still leaves one token to prefill.
+    cachedTokens[i] = Math.max(0, Math.min(matched * blockSizes[i], prompt.tokenCount() - 1));
+  }
+
+  void setPredictedTtft(int i, double seconds) {
+    predictedTtft[i] = seconds;
+  }
+
+  public InferenceRequest request() {
+    return request;
+  }
+
+  public TokenizedPrompt prompt() {
+    return prompt;
+  }
+
+  public int promptTokens() {
+    return prompt.tokenCount();
+  }
+
+  public int candidateCount() {
+    return count;
+  }
+
+  public EndpointState candidate(int i) {
+    return candidates[i];
+  }
+
+  /** Leading prompt blocks candidate i holds. */
+  public int matchedBlocks(int i) {
+    return matchedBlocks[i];
+  }
+
+  /** Full prompt blocks at candidate i's block size. */
+  public int promptBlocks(int i) {
+    return prompt.tokenCount() / blockSizes[i];
+  }
+
+  public int blockSize(int i) {
+    return blockSizes[i];
+  }
+
+  /** Prompt tokens candidate i would serve from its prefix cache. */
+  public int cachedTokens(int i) {
+    return cachedTokens[i];
+  }
+
+  /** Prompt tokens candidate i would have to prefill. */
+  public int uncachedTokens(int i) {
+    return prompt.tokenCount() - cachedTokens[i];
+  }
+
+  /** The {@link TtftModel}'s prediction for candidate i, in seconds. */
+  public double predictedTtftSeconds(int i) {
+    return predictedTtft[i];
+  }
+
+  /** The router's clock, {@link System#nanoTime()} unless a virtual clock was configured. */
+  public long nowNanos() {
+    return nowNanos;
+  }
+
+  public RandomGenerator random() {
+    return random;
+  }
+
+  /** The router's saturation thresholds. */
+  public Saturation saturation() {
+    return saturation;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * The routing decision, in one place.
+ *
+ * <p>{@link dev.kinference.routing.Router#route} runs, in this order:
+ * <ol>
+ *   <li>the {@link dev.kinference.policy.PolicyEngine}, if any: it may reject the request, rewrite it (model alias,
+ *       cheaper model, priority), restrict the candidate endpoints and name fallbacks;</li>
+ *   <li>candidates: the fleet members serving the request's model (or those the policy selected), minus draining
+ *       ones;</li>
+ *   <li>{@link dev.kinference.routing.Filter}s, each failing open: a filter that would reject every candidate is
+ *       skipped and the decision notes it;</li>
+ *   <li>the {@link dev.kinference.cache.CacheIndex} lookup: cached prefix blocks per candidate, hence cached and
+ *       uncached prompt tokens and the {@link dev.kinference.routing.TtftModel}'s predicted time to first token;</li>
+ *   <li>{@link dev.kinference.routing.Scorer}s, each giving every candidate a score in [0, 1], combined as a
+ *       weighted sum;</li>
+ *   <li>the {@link dev.kinference.routing.Picker}: the highest total, near-ties broken at random; the rest ranked
+ *       as alternates for retries;</li>
+ *   <li>accounting: the chosen endpoint's live load, the cache index (approximate indexes learn here) and the
+ *       scorers' own state (session affinity) are updated before the decision is returned.</li>
+ * </ol>
+ *
+ * <p>The default profile is {@code predicted-ttft} (weight 1) plus {@code session-affinity} (weight 1), filters
+ * {@code healthy} and {@code fresh-metrics}, picker {@code max-score}.
+ */
+@NullMarked
+package dev.kinference.routing;
+
+import org.jspecify.annotations.NullMarked;
