@@ -348,6 +348,16 @@ class RouterTest {
   }
 
   @Test
+  void everyPluginKindCanBeSelectedByName() {
+    Router router = builder(2).cacheIndex("precise").tokenizer("approximate").filters("healthy").picker("softmax")
+        .build();
+    assertThat(router.cacheIndex()).isInstanceOf(PreciseCacheIndex.class);
+    assertThat(router.filterNames()).containsExactly("healthy");
+    assertThat(router.pickerName()).isEqualTo("softmax");
+    assertThat(router.route(chat("s", "q")).endpoint().id()).isIn("e0", "e1");
+  }
+
+  @Test
   void theBuilderValidatesEachSetting() {
     assertThatThrownBy(() -> Router.builder().scorer(new PredictedTtftScorer(), 0))
         .isInstanceOf(IllegalArgumentException.class);
