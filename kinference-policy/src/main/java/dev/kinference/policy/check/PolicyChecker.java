@@ -1,0 +1,6 @@
+package dev.kinference.policy.check;
+
+/** Placeholder. */
+public final class PolicyChecker {
+  private PolicyChecker() {}
+}
