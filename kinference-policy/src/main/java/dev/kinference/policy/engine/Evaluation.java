@@ -266,7 +266,7 @@ final class Evaluation {
       }
     }
     String share = options.size() > 1 ? " (weight " + chosen.weight() + " of " + total + ")" : "";
-    String here = via + " -> alias " + alias.name();
+    String here = (via.isEmpty() ? "" : via + " -> ") + "alias " + alias.name();
     if (chosen.pool() != null) {
       InferencePool p = config.pool(chosen.pool());
       if (p == null) {
@@ -382,7 +382,7 @@ final class Evaluation {
       if (routedBy != null) {
         ignored.add("route (set by " + routedBy + ")");
       } else {
-        Target t = route.alias() != null ? routeAlias(route.alias(), id) : routePool(route.pool(), id);
+        Target t = route.alias() != null ? routeAlias(route.alias()) : routePool(route.pool());
         if (t == null) {
           ignored.add("route " + route + " (no target)");
         } else {
@@ -460,17 +460,17 @@ final class Evaluation {
     return null;
   }
 
-  private @Nullable Target routeAlias(String name, String rule) {
+  private @Nullable Target routeAlias(String name) {
     ModelAlias a = config.alias(name);
-    return a == null ? null : pick(a, false, "rule " + rule, new HashSet<>());
+    return a == null ? null : pick(a, false, "", new HashSet<>());
   }
 
-  private @Nullable Target routePool(@Nullable String name, String rule) {
+  private @Nullable Target routePool(@Nullable String name) {
     InferencePool p = name == null ? null : config.pool(name);
     if (p == null) {
       return null;
     }
-    return new Target.Pools(List.of(p), p.spec().model(), "rule " + rule + " -> pool " + p.name());
+    return new Target.Pools(List.of(p), p.spec().model(), "pool " + p.name());
   }
 
   // ---- the verdict ----------------------------------------------------------------------------------------------
@@ -498,12 +498,12 @@ final class Evaluation {
       }
       if (t.isExternal()) {
         ModelAlias origin = originAlias;
-        Target local = origin == null ? null : pick(origin, true, "local-only", new HashSet<>());
+        Target local = origin == null ? null : pick(origin, true, "", new HashSet<>());
         if (local == null || local.isExternal()) {
           return reject(403, "model '" + request.model() + "' is served here only by an external provider, and "
               + localReason, null, "builtin/local-only");
         }
-        trace.add("builtin/local-only: " + local.via());
+        trace.add("builtin/local-only: " + local.via() + " instead of " + t.via());
         t = local;
         target = local;
       }
@@ -512,28 +512,12 @@ final class Evaluation {
     // 2. Fallbacks to endpoint ids.
     List<String> fallbackIds = resolveFallbacks(t);
 
-    // 3. Saturation of the target pools: overflow, queue, or refuse.
+    // 3. Load-gated admission (batch tiers), then saturation of the target pools: overflow, queue, or refuse.
     boolean preferFallbacks = false;
     Predicate<EndpointState> candidates = null;
     if (t instanceof Target.Pools tp) {
       PoolState st = state(tp.pools());
-      if (st.saturated()) {
-        String pools = "pool " + tp.names() + " is saturated (" + st.describe() + ")";
-        if (!fallbackIds.isEmpty()) {
-          preferFallbacks = true;
-          trace.add("builtin/overflow: " + pools + "; overflow to " + String.join(", ", fallbackIds));
-        } else if (localReason != null && onSaturation == InferencePolicy.OnSaturation.REJECT) {
-          Duration retry = saturationRetryAfter != null ? saturationRetryAfter : DEFAULT_SATURATION_RETRY;
-          return reject(503, pools + " and " + localReason + "; retry later", retry, "builtin/saturation");
-        } else if (localReason != null) {
-          trace.add("builtin/saturation: " + pools + "; queued locally because " + localReason);
-        } else {
-          trace.add("builtin/saturation: " + pools + "; no fallback, queued locally");
-        }
-      }
       candidates = new Target.PoolMembers(tp.pools());
-
-      // 4. Load-gated admission (batch tiers).
       InferencePolicy.AdmitBelow ab = admitBelow;
       if (ab != null) {
         Set<String> below = new LinkedHashSet<>();
@@ -551,7 +535,19 @@ final class Evaluation {
         trace.add("builtin/admission: " + below.size() + " member(s) of pool " + tp.names() + " below "
             + describe(ab));
         candidates = new Target.EndpointIds(below);
-        preferFallbacks = false;
+      } else if (st.saturated()) {
+        String pools = "pool " + tp.names() + " is saturated (" + st.describe() + ")";
+        if (!fallbackIds.isEmpty()) {
+          preferFallbacks = true;
+          trace.add("builtin/overflow: " + pools + "; overflow to " + String.join(", ", fallbackIds));
+        } else if (localReason != null && onSaturation == InferencePolicy.OnSaturation.REJECT) {
+          Duration retry = saturationRetryAfter != null ? saturationRetryAfter : DEFAULT_SATURATION_RETRY;
+          return reject(503, pools + " and " + localReason + "; retry later", retry, "builtin/saturation");
+        } else if (localReason != null) {
+          trace.add("builtin/saturation: " + pools + "; queued locally because " + localReason);
+        } else {
+          trace.add("builtin/saturation: " + pools + "; no fallback, queued locally");
+        }
       }
     } else if (t instanceof Target.Provider tp) {
       candidates = new Target.EndpointIds(Set.of(tp.endpointId()));
