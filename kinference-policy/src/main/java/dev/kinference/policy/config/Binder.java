@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.regex.Pattern;
@@ -68,7 +69,6 @@ final class Binder {
 
   static Bound bind(YNode root, YNode.Pos start, Problems problems) {
     Binder b = new Binder(problems);
-    b.scanSecrets(root, "", new HashSet<>());
     int before = problems.list().size();
     Resource r = null;
     String kind = null;
@@ -110,6 +110,12 @@ final class Binder {
       }
       top.done();
     }
+    // secrets anywhere, unless the field was already reported as a key written inline
+    Set<YNode.Pos> reported = new HashSet<>();
+    for (Problem p : problems.list().subList(before, problems.list().size())) {
+      reported.add(new YNode.Pos(p.line(), p.column()));
+    }
+    b.scanSecrets(root, "", new HashSet<>(), reported);
     boolean failed = b.errors > 0 || problems.list().subList(before, problems.list().size()).stream()
         .anyMatch(Problem::isError);
     return new Bound(failed ? null : r, kind, name, Map.copyOf(b.positions), start);
@@ -652,7 +658,8 @@ final class Binder {
     }
     InferencePolicy.Range r = new InferencePolicy.Range(min, max);
     if (r.isEmpty()) {
-      error(o.pos, o.path, "min " + min + " is above max " + max + ": the range matches nothing");
+      error(o.pos, o.path, "min " + fmt(Objects.requireNonNull(min)) + " is above max "
+          + fmt(Objects.requireNonNull(max)) + ": the range matches nothing");
     }
     o.done();
     return r;
@@ -727,7 +734,7 @@ final class Binder {
 
   // ---- secrets anywhere -------------------------------------------------------------------------------------------
 
-  private void scanSecrets(YNode n, String path, Set<YNode> seen) {
+  private void scanSecrets(YNode n, String path, Set<YNode> seen, Set<YNode.Pos> reported) {
     if (!seen.add(n)) {
       return;
     }
@@ -735,7 +742,8 @@ final class Binder {
       case YNode.YScalar s -> {
         if (s.type() == YNode.Type.STRING && s.value() != null && s.value().length() >= 15) {
           PersonalData found = SECRETS.detect(s.value());
-          if (found.kinds().contains(PersonalDataKind.SECRET)) {
+          boolean already = s.pos().line() > 0 && reported.contains(s.pos());
+          if (found.kinds().contains(PersonalDataKind.SECRET) && !already) {
             error(s.pos(), path, "this looks like a secret (API key or token) written inline; never put keys in a "
                 + "configuration: reference them with apiKey.env or apiKey.file, and store tenants' keys as sha256");
           }
@@ -743,12 +751,12 @@ final class Binder {
       }
       case YNode.YMap m -> {
         for (YNode.Entry e : m.entries().values()) {
-          scanSecrets(e.value(), path.isEmpty() ? e.key() : path + "." + e.key(), seen);
+          scanSecrets(e.value(), path.isEmpty() ? e.key() : path + "." + e.key(), seen, reported);
         }
       }
       case YNode.YList l -> {
         for (int i = 0; i < l.items().size(); i++) {
-          scanSecrets(l.items().get(i), path + "[" + i + "]", seen);
+          scanSecrets(l.items().get(i), path + "[" + i + "]", seen, reported);
         }
       }
     }

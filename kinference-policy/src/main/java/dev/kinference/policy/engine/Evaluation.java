@@ -373,7 +373,7 @@ final class Evaluation {
   private PolicyVerdict.@Nullable Reject apply(String id, Action a) {
     InferencePolicy.Reject rj = a.reject();
     if (rj != null) {
-      return reject(rj.status(), rj.message(), a.retryAfter(), id + ": reject " + rj.status());
+      return reject(rj.status(), rj.message(), a.retryAfter(), id + ": reject");
     }
     List<String> did = new ArrayList<>();
     List<String> ignored = new ArrayList<>();
