@@ -139,24 +139,29 @@ class KubernetesEndpointSourceTest {
     Thread.sleep(100); // let the WebSocket handshakes complete
   }
 
-  @Test
-  void podsWithoutAModelAreSkippedUnlessTheSourceHasADefault() throws Exception {
+  private void createPodWithoutModel() {
     ObjectNode anonymous = pod("vllm-x", "192.0.2.7", true, "ignored");
     ((ObjectNode) anonymous.get("metadata").get("annotations")).remove(PodAnnotations.MODEL);
     api.create(PODS, anonymous);
     api.create(PODS, pod("vllm-a", "192.0.2.1", true, "qwen3"));
     api.create(SLICES, slice("vllm-1", "vllm", Map.of("192.0.2.1", at("vllm-a", true, false),
         "192.0.2.7", at("vllm-x", true, false))));
+  }
 
+  @Test
+  void podsWithoutAModelAreSkipped() throws Exception {
+    createPodWithoutModel();
     source = sourceBuilder().build();
     source.start(deliveries);
     deliveries.awaitIds("llm/vllm-a");
-    source.close();
+  }
 
-    Deliveries withDefault = new Deliveries();
+  @Test
+  void podsWithoutAModelServeTheSourcesDefaultModel() throws Exception {
+    createPodWithoutModel();
     source = sourceBuilder().defaultModel("qwen3").build();
-    source.start(withDefault);
-    List<Endpoint> both = withDefault.awaitIds("llm/vllm-a", "llm/vllm-x");
+    source.start(deliveries);
+    List<Endpoint> both = deliveries.awaitIds("llm/vllm-a", "llm/vllm-x");
     assertThat(both.get(1).model()).isEqualTo("qwen3");
   }
 
