@@ -16,6 +16,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Map;
@@ -29,6 +32,7 @@ import java.util.concurrent.TimeoutException;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -88,7 +92,12 @@ final class ApiClient implements AutoCloseable {
       } else {
         rb.method(method, HttpRequest.BodyPublishers.noBody());
       }
-      HttpResponse<byte[]> r = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
+      HttpResponse<byte[]> r;
+      try {
+        r = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
+      } catch (IOException e) {
+        throw explained(e);
+      }
       if (r.statusCode() == 401 && attempt == 0 && config.tokenSource() != null) {
         continue;
       }
@@ -137,8 +146,8 @@ final class ApiClient implements AutoCloseable {
     CompletableFuture<HttpResponse<Void>> f = http.sendAsync(rb.build(), handler);
     var unused = f.whenComplete((r, e) -> {
       if (e != null) {
-        stream.fail(e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-            ? e.getCause() : e);
+        stream.fail(explainedFailure(e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+            ? e.getCause() : e));
       } else {
         stream.end();
       }
@@ -166,7 +175,7 @@ final class ApiClient implements AutoCloseable {
         stream.fail(new ApiException(status, "watch " + path + ": " + status + " "
             + (body instanceof byte[] bytes ? statusMessage(bytes) : "")));
       } else {
-        stream.fail(cause != null ? cause : e);
+        stream.fail(explainedFailure(cause != null ? cause : e));
       }
     } catch (TimeoutException e) {
       f.cancel(true);
@@ -189,6 +198,65 @@ final class ApiClient implements AutoCloseable {
       sep = '&';
     }
     return URI.create(sb.toString());
+  }
+
+  /**
+   * {@code failure} itself, or, when it is a failed TLS handshake, an {@link SSLHandshakeException} saying which
+   * server was refused and why in the terms of the configuration (which certificate authority was trusted, which
+   * host the certificate was checked for), with the JDK's own message after it. The JDK alone says only "PKIX path
+   * building failed", which names neither the server nor where its trust came from.
+   */
+  Throwable explainedFailure(Throwable failure) {
+    SSLHandshakeException handshake = null;
+    for (Throwable t = failure; t != null && handshake == null; t = t.getCause()) {
+      if (t instanceof SSLHandshakeException h) {
+        handshake = h;
+      }
+    }
+    if (handshake == null) {
+      return failure;
+    }
+    String jdk = String.valueOf(handshake.getMessage());
+    URI server = config.server();
+    String why;
+    if (hasCause(handshake, CertificateExpiredException.class)
+        || hasCause(handshake, CertificateNotYetValidException.class)) {
+      why = "its certificate has expired or is not yet valid";
+    } else if (hasCause(handshake, CertPathBuilderException.class) || jdk.contains("PKIX path")) {
+      byte[] ca = config.caPem();
+      why = ca != null
+          ? "its certificate is not signed by the configured certificate authority ("
+              + String.join("; ", Pem.certificates(ca, "certificate authority").stream()
+                  .map(c -> c.getSubjectX500Principal().getName()).toList()) + ")"
+          : "its certificate is not signed by any of the JDK's trusted root certificates, and no certificate "
+              + "authority is configured (kubeconfig certificate-authority(-data), the pod's ca.crt, or "
+              + "KubernetesConfig.Builder.certificateAuthority)";
+    } else if (jdk.contains("subject alternative name") || jdk.contains("No name matching")) {
+      why = "its certificate is not valid for host " + server.getHost();
+    } else if (jdk.contains("bad_certificate") || jdk.contains("certificate_required")
+        || jdk.contains("unknown_ca")) {
+      why = config.clientCertPem() != null ? "it refused the client certificate"
+          : "it requires a client certificate";
+    } else {
+      why = "the TLS handshake failed";
+    }
+    SSLHandshakeException out = new SSLHandshakeException("cannot connect securely to the API server " + server
+        + ": " + why + " (" + jdk + ")");
+    out.initCause(handshake);
+    return out;
+  }
+
+  private IOException explained(IOException e) {
+    return (IOException) explainedFailure(e);
+  }
+
+  private static boolean hasCause(Throwable t, Class<? extends Throwable> type) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The message of a Kubernetes Status body, or the start of the body. */
