@@ -1,8 +1,11 @@
 package dev.kinference.k8s;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -49,7 +52,13 @@ final class Kubeconfig {
       throw new IllegalArgumentException(where + ": cluster " + clusterName + " has no server");
     }
     Path dir = file.toAbsolutePath().getParent();
-    KubernetesConfig.Builder b = KubernetesConfig.builder(URI.create(server.strip()));
+    String clusterWhere = where + ": cluster " + clusterName;
+    KubernetesConfig.Builder b;
+    try {
+      b = KubernetesConfig.builder(URI.create(server.strip()));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(clusterWhere + " server: " + e.getMessage(), e);
+    }
     String ns = string(context, "namespace");
     if (ns != null && !ns.isBlank()) {
       b.namespace(ns);
@@ -57,9 +66,13 @@ final class Kubeconfig {
     if (Boolean.TRUE.equals(cluster.get("insecure-skip-tls-verify"))) {
       b.insecureSkipTlsVerify(true);
     } else {
-      byte[] ca = bytes(cluster, "certificate-authority-data", "certificate-authority", dir, where);
+      Field ca = bytes(cluster, "certificate-authority-data", "certificate-authority", dir, clusterWhere);
       if (ca != null) {
-        b.certificateAuthority(ca);
+        try {
+          b.certificateAuthority(ca.bytes());
+        } catch (IllegalArgumentException e) {
+          throw ca.invalid(e);
+        }
       }
     }
     if (userName != null) {
@@ -71,16 +84,22 @@ final class Kubeconfig {
 
   private static void configureUser(KubernetesConfig.Builder b, Map<String, Object> user, String userName,
       @Nullable Path dir, String where) {
+    String userWhere = where + ": user " + userName;
     String token = string(user, "token");
     String tokenFile = string(user, "tokenFile");
-    byte[] cert = bytes(user, "client-certificate-data", "client-certificate", dir, where);
-    byte[] key = bytes(user, "client-key-data", "client-key", dir, where);
+    Field cert = bytes(user, "client-certificate-data", "client-certificate", dir, userWhere);
+    Field key = bytes(user, "client-key-data", "client-key", dir, userWhere);
     if (token != null && !token.isBlank()) {
       b.token(token);
     } else if (tokenFile != null && !tokenFile.isBlank()) {
-      b.tokenFile(resolve(dir, tokenFile));
+      Path path = resolve(dir, tokenFile);
+      // Like kubectl, report a missing token file now rather than at the first request.
+      if (!Files.isRegularFile(path)) {
+        throw new IllegalArgumentException(userWhere + " tokenFile: no such file " + path);
+      }
+      b.tokenFile(path);
     } else if (user.get("exec") != null) {
-      b.tokenSource(exec(map(user.get("exec"), where + ": user " + userName + " exec"), where));
+      b.tokenSource(exec(map(user.get("exec"), userWhere + " exec"), dir, userWhere));
     } else if (user.get("auth-provider") != null) {
       throw new IllegalArgumentException(where + ": user " + userName
           + " uses an auth-provider, which is not supported; use a token or an exec plugin");
@@ -93,14 +112,35 @@ final class Kubeconfig {
         throw new IllegalArgumentException(where + ": user " + userName
             + " needs both a client certificate and a client key");
       }
-      b.clientCertificate(cert, key);
+      List<X509Certificate> chain;
+      try {
+        chain = Pem.certificates(cert.bytes(), "client certificate");
+      } catch (IllegalArgumentException e) {
+        throw cert.invalid(e);
+      }
+      try {
+        Pem.privateKey(key.bytes(), "client key");
+      } catch (IllegalArgumentException e) {
+        throw key.invalid(e);
+      }
+      try {
+        b.clientCertificate(cert.bytes(), key.bytes());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(userWhere + ": " + e.getMessage() + " ("
+            + chain.get(0).getSubjectX500Principal().getName() + ")", e);
+      }
     }
   }
 
-  private static TokenSource exec(Map<String, Object> exec, String where) {
+  private static TokenSource exec(Map<String, Object> exec, @Nullable Path dir, String where) {
     String command = string(exec, "command");
     if (command == null || command.isBlank()) {
       throw new IllegalArgumentException(where + ": exec plugin has no command");
+    }
+    command = command.strip();
+    // As kubectl does: a command with a directory part is relative to the kubeconfig, a bare name is on the PATH.
+    if (command.indexOf('/') >= 0 || command.indexOf(java.io.File.separatorChar) >= 0) {
+      command = resolve(dir, command).toString();
     }
     List<String> cmd = new ArrayList<>();
     cmd.add(command);
@@ -124,22 +164,47 @@ final class Kubeconfig {
     }
     String apiVersion = string(exec, "apiVersion");
     return new TokenSource.Exec(cmd, env,
-        apiVersion != null ? apiVersion : "client.authentication.k8s.io/v1");
+        apiVersion != null ? apiVersion : "client.authentication.k8s.io/v1", string(exec, "installHint"));
   }
 
-  private static byte @Nullable [] bytes(Map<String, Object> m, String dataKey, String fileKey, @Nullable Path dir,
+  /** The bytes of a {@code *-data} or file field, and where they came from, to name it in errors. */
+  private static final class Field {
+    private final byte[] bytes;
+    private final String where;
+
+    Field(byte[] bytes, String where) {
+      this.bytes = bytes;
+      this.where = where;
+    }
+
+    byte[] bytes() {
+      return bytes;
+    }
+
+    IllegalArgumentException invalid(IllegalArgumentException e) {
+      return new IllegalArgumentException(where + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static @Nullable Field bytes(Map<String, Object> m, String dataKey, String fileKey, @Nullable Path dir,
       String where) {
     String data = string(m, dataKey);
     if (data != null && !data.isBlank()) {
       try {
-        return Base64.getMimeDecoder().decode(data.strip());
+        return new Field(Base64.getMimeDecoder().decode(data.strip()), where + " " + dataKey);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(where + ": " + dataKey + " is not base64", e);
       }
     }
     String f = string(m, fileKey);
     if (f != null && !f.isBlank()) {
-      return KubernetesConfig.read(resolve(dir, f));
+      Path path = resolve(dir, f);
+      try {
+        return new Field(Files.readAllBytes(path), where + " " + fileKey);
+      } catch (IOException e) {
+        throw new IllegalArgumentException(where + " " + fileKey + ": cannot read " + path + " ("
+            + e.getClass().getSimpleName() + ")", e);
+      }
     }
     return null;
   }

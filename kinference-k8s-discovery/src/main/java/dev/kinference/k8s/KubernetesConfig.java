@@ -51,13 +51,31 @@ public final class KubernetesConfig {
     return new Builder(server);
   }
 
-  /** In a pod, the service-account configuration; otherwise the kubeconfig ({@code $KUBECONFIG} or ~/.kube/config). */
+  /**
+   * In a pod, the service-account configuration; otherwise the kubeconfig ({@code $KUBECONFIG} or ~/.kube/config).
+   *
+   * @throws IllegalStateException when neither is there, saying what was looked for
+   */
   public static KubernetesConfig autodetect() {
-    Map<String, String> env = System.getenv();
-    if (env.containsKey("KUBERNETES_SERVICE_HOST") && Files.isRegularFile(SERVICE_ACCOUNT_DIR.resolve("token"))) {
-      return inCluster(env, SERVICE_ACCOUNT_DIR);
+    return autodetect(System.getenv(), SERVICE_ACCOUNT_DIR, Path.of(System.getProperty("user.home")));
+  }
+
+  /** {@link #autodetect()} with the environment, mount directory and home directory given (tests). */
+  static KubernetesConfig autodetect(Map<String, String> env, Path serviceAccountDir, Path home) {
+    String host = env.get("KUBERNETES_SERVICE_HOST");
+    Path token = serviceAccountDir.resolve("token");
+    if (host != null && !host.isBlank() && Files.isRegularFile(token)) {
+      return inCluster(env, serviceAccountDir);
     }
-    return fromKubeconfig(defaultKubeconfig(env), null);
+    Path kubeconfig = defaultKubeconfig(env, home);
+    if (!Files.isRegularFile(kubeconfig)) {
+      String pod = host == null || host.isBlank() ? "KUBERNETES_SERVICE_HOST is not set"
+          : "KUBERNETES_SERVICE_HOST is set but there is no service-account token at " + token;
+      throw new IllegalStateException("no Kubernetes configuration found: not in a pod (" + pod
+          + "), and no kubeconfig at " + kubeconfig
+          + (env.containsKey("KUBECONFIG") ? " (from $KUBECONFIG)" : " ($KUBECONFIG is not set)"));
+    }
+    return fromKubeconfig(kubeconfig, null);
   }
 
   /**
@@ -90,7 +108,11 @@ public final class KubernetesConfig {
         .tokenFile(token);
     Path ca = serviceAccountDir.resolve("ca.crt");
     if (Files.isRegularFile(ca)) {
-      b.certificateAuthority(read(ca));
+      try {
+        b.certificateAuthority(read(ca));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(ca + ": " + e.getMessage(), e);
+      }
     }
     Path ns = serviceAccountDir.resolve("namespace");
     if (Files.isRegularFile(ns)) {
@@ -103,11 +125,13 @@ public final class KubernetesConfig {
   }
 
   /**
-   * The current context of a kubeconfig file. Supported: {@code server}, {@code certificate-authority(-data)},
+   * The current context of a kubeconfig file. Relative paths in it are relative to its directory. Supported: {@code server}, {@code certificate-authority(-data)},
    * {@code insecure-skip-tls-verify}, {@code token}, {@code tokenFile}, {@code client-certificate(-data)},
    * {@code client-key(-data)}, {@code exec} plugins returning a token, and the context's namespace.
    *
-   * @throws IllegalArgumentException naming what is missing or unsupported
+   * @throws IllegalArgumentException naming the file, the cluster or user, and the field that is missing, invalid
+   *     or unsupported
+   * @throws java.io.UncheckedIOException when the file cannot be read
    */
   public static KubernetesConfig fromKubeconfig(Path file) {
     return fromKubeconfig(file, null);
@@ -119,7 +143,7 @@ public final class KubernetesConfig {
   }
 
   /** The kubeconfig location: the first entry of {@code $KUBECONFIG}, else ~/.kube/config. */
-  static Path defaultKubeconfig(Map<String, String> env) {
+  static Path defaultKubeconfig(Map<String, String> env, Path home) {
     String k = env.get("KUBECONFIG");
     if (k != null && !k.isBlank()) {
       for (String part : k.split(java.io.File.pathSeparator)) {
@@ -128,7 +152,7 @@ public final class KubernetesConfig {
         }
       }
     }
-    return Path.of(System.getProperty("user.home"), ".kube", "config");
+    return home.resolve(".kube").resolve("config");
   }
 
   static byte[] read(Path file) {
@@ -252,10 +276,15 @@ public final class KubernetesConfig {
       return this;
     }
 
-    /** Authenticates with a client certificate (PEM chain) and its private key (PEM, PKCS#8, PKCS#1 or SEC1). */
+    /**
+     * Authenticates with a client certificate (PEM chain, the client's own first) and its private key (PEM,
+     * PKCS#8, PKCS#1 or SEC1).
+     *
+     * @throws IllegalArgumentException when either is unreadable or the key is not the certificate's
+     */
     public Builder clientCertificate(byte[] certificatePem, byte[] keyPem) {
-      Pem.certificates(certificatePem, "client certificate");
-      Pem.privateKey(keyPem, "client key");
+      Pem.checkKeyPair(Pem.certificates(certificatePem, "client certificate").get(0),
+          Pem.privateKey(keyPem, "client key"));
       this.clientCertPem = certificatePem.clone();
       this.clientKeyPem = keyPem.clone();
       return this;

@@ -7,6 +7,7 @@ import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
+import java.security.Signature;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
@@ -78,6 +79,38 @@ final class Pem {
       }
     }
     throw new IllegalArgumentException(what + " holds no PEM private key");
+  }
+
+  /**
+   * Checks that {@code key} is the private half of {@code certificate}'s public key, by signing a challenge with one
+   * and verifying it with the other (as Go's {@code tls.X509KeyPair} checks when kubectl loads a kubeconfig).
+   *
+   * @throws IllegalArgumentException when it is not
+   */
+  static void checkKeyPair(X509Certificate certificate, PrivateKey key) {
+    String algorithm = switch (key.getAlgorithm()) {
+      case "RSA" -> "SHA256withRSA";
+      case "EC" -> "SHA256withECDSA";
+      case "Ed25519", "EdDSA" -> "Ed25519";
+      default -> throw new IllegalArgumentException("client key: unsupported key algorithm " + key.getAlgorithm());
+    };
+    boolean matches;
+    try {
+      byte[] challenge = "kinference client key check".getBytes(StandardCharsets.US_ASCII);
+      Signature signer = Signature.getInstance(algorithm);
+      signer.initSign(key);
+      signer.update(challenge);
+      byte[] signature = signer.sign();
+      Signature verifier = Signature.getInstance(algorithm);
+      verifier.initVerify(certificate.getPublicKey());
+      verifier.update(challenge);
+      matches = verifier.verify(signature);
+    } catch (GeneralSecurityException e) {
+      matches = false; // e.g. an RSA key against an EC certificate
+    }
+    if (!matches) {
+      throw new IllegalArgumentException("client key does not belong to the client certificate");
+    }
   }
 
   /** A key store holding {@code certificates} as trusted entries. */

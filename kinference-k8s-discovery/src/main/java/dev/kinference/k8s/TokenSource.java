@@ -94,56 +94,79 @@ sealed interface TokenSource permits TokenSource.Fixed, TokenSource.FromFile, To
   /** A kubeconfig {@code exec} credential plugin (client.authentication.k8s.io ExecCredential). */
   final class Exec implements TokenSource {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration TIME_LIMIT = Duration.ofSeconds(60);
     private final List<String> command;
     private final Map<String, String> env;
     private final String apiVersion;
+    private final @Nullable String installHint;
     private @Nullable String cached;
     private @Nullable Instant expiresAt;
 
-    Exec(List<String> command, Map<String, String> env, String apiVersion) {
+    Exec(List<String> command, Map<String, String> env, String apiVersion, @Nullable String installHint) {
       this.command = List.copyOf(command);
       this.env = Map.copyOf(env);
       this.apiVersion = apiVersion;
+      this.installHint = installHint;
     }
 
     @Override
     public synchronized String token(boolean stale) {
       Instant exp = expiresAt;
-      if (cached != null && !stale && (exp == null || Instant.now().isBefore(exp.minusSeconds(10)))) {
-        return cached;
+      String current = cached;
+      if (current != null && !stale && (exp == null || Instant.now().isBefore(exp.minusSeconds(10)))) {
+        return current;
       }
+      String plugin = command.get(0);
+      byte[] out;
       try {
         ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().putAll(env);
         pb.environment().put("KUBERNETES_EXEC_INFO",
             "{\"apiVersion\":\"" + apiVersion + "\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}");
-        Process p = pb.start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-          p.destroyForcibly();
-          throw new IllegalStateException("credential plugin " + command.get(0) + " failed");
-        }
-        JsonNode status = JSON.readTree(out).path("status");
-        String token = status.path("token").asText("");
-        if (token.isEmpty()) {
-          throw new IllegalStateException("credential plugin " + command.get(0) + " returned no status.token "
-              + "(client certificates from plugins are not supported)");
-        }
-        String expiry = status.path("expirationTimestamp").asText("");
+        Process p;
         try {
-          expiresAt = expiry.isEmpty() ? null : Instant.parse(expiry);
-        } catch (DateTimeParseException e) {
-          expiresAt = null;
+          p = pb.start();
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot run credential plugin " + plugin + ": " + e.getMessage()
+              + (installHint != null && !installHint.isBlank() ? "\n" + installHint.strip() : ""), e);
         }
-        cached = token;
-        return token;
+        p.getOutputStream().close();
+        out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(TIME_LIMIT.toSeconds(), TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+          throw new IllegalStateException("credential plugin " + plugin + " did not finish within "
+              + TIME_LIMIT.toSeconds() + " s");
+        }
+        if (p.exitValue() != 0) {
+          throw new IllegalStateException("credential plugin " + plugin + " exited with status " + p.exitValue());
+        }
       } catch (IOException e) {
-        throw new UncheckedIOException("cannot run credential plugin " + command.get(0), e);
+        throw new UncheckedIOException("cannot read the output of credential plugin " + plugin, e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while running credential plugin", e);
+        throw new IllegalStateException("interrupted while running credential plugin " + plugin, e);
       }
+      JsonNode status;
+      try {
+        status = JSON.readTree(out).path("status");
+      } catch (IOException e) {
+        String text = new String(out, StandardCharsets.UTF_8).strip();
+        throw new IllegalStateException("credential plugin " + plugin + " printed no ExecCredential JSON: "
+            + text.substring(0, Math.min(200, text.length())), e);
+      }
+      String token = status.path("token").asText("");
+      if (token.isEmpty()) {
+        throw new IllegalStateException("credential plugin " + plugin + " returned no status.token "
+            + "(client certificates from plugins are not supported)");
+      }
+      String expiry = status.path("expirationTimestamp").asText("");
+      try {
+        expiresAt = expiry.isEmpty() ? null : Instant.parse(expiry);
+      } catch (DateTimeParseException e) {
+        expiresAt = null;
+      }
+      cached = token;
+      return token;
     }
 
     @Override
