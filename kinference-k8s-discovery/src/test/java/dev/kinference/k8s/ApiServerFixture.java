@@ -30,7 +30,7 @@ import java.util.function.Predicate;
  * The fabric8 mock Kubernetes API server in CRUD mode (objects created, replaced and deleted over HTTP are listed
  * and watched, WebSocket watches get their ADDED/MODIFIED/DELETED events), behind a {@link DropProxy}, plus a
  * script for what CRUD mode cannot do: chunked HTTP watch responses (events, bookmarks, ERROR 410), error statuses
- * and held-open watches. Every request is recorded.
+ * and held-open watches. Every request is recorded. A {@link MockWatchDeadlockBreaker} runs alongside.
  */
 final class ApiServerFixture implements AutoCloseable {
 
@@ -42,6 +42,7 @@ final class ApiServerFixture implements AutoCloseable {
       new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<Rule> rules = new ConcurrentLinkedDeque<>();
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final MockWatchDeadlockBreaker deadlockBreaker = new MockWatchDeadlockBreaker();
 
   /** A one-shot answer to the first request matching a predicate, ahead of CRUD. */
   private record Rule(Predicate<RecordedRequest> matches, Function<RecordedRequest, MockResponse> answer) {}
@@ -200,8 +201,12 @@ final class ApiServerFixture implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    proxy.close();
-    server.shutdown();
-    http.close();
+    try {
+      proxy.close();
+      server.shutdown();
+      http.close();
+    } finally {
+      deadlockBreaker.close();
+    }
   }
 }

@@ -195,4 +195,22 @@ class KubernetesEndpointSourceTest {
     api.delete(PODS, "vllm-a");
     deliveries.awaitIds("llm/vllm-b");
   }
+
+  /**
+   * Regression: closing sources right after their first delivery, while the mock server still sends the watches'
+   * opening events, deadlocked the mock's event loop (see {@link MockWatchDeadlockBreaker}), and closing the server
+   * then failed with "Unable to close MockWebServer".
+   */
+  @Test
+  void sourcesClosedWhileTheMockServerSendsLeaveItClosable() throws Exception {
+    createPodWithoutModel();
+    for (int i = 0; i < 12; i++) {
+      Deliveries d = new Deliveries();
+      try (KubernetesEndpointSource s = sourceBuilder().build()) {
+        s.start(d);
+        d.awaitIds("llm/vllm-a");
+      }
+    }
+    api.close(); // throws if the event loop is stuck; closing again in stop() does nothing
+  }
 }
