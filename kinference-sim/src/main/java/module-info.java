@@ -7,6 +7,9 @@ module dev.kinference.sim {
   requires static transitive org.jspecify;
   requires HdrHistogram;
   requires org.slf4j;
+  requires org.eclipse.jetty.server;
+  requires org.zeromq.jeromq;
 
   exports dev.kinference.sim.engine;
+  exports dev.kinference.sim.server;
 }

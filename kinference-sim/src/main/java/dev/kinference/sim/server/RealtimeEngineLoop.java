@@ -1,133 +1,162 @@
 package dev.kinference.sim.server;
 
-import dev.kinference.cache.KvEvent;
-import java.util.ArrayList;
+import dev.kinference.sim.engine.EngineMetrics;
+import dev.kinference.sim.engine.RequestListener;
+import dev.kinference.sim.engine.RequestOutcome;
+import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.engine.SimRequest;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs a {@link SteppedEngine} in wall-clock time: each step's results are delivered once the step's modelled
- * duration (divided by the time scale) has passed, as a GPU would finish it. Requests arriving during a step join
- * at the next one, as in vLLM's engine core loop.
+ * Drives a {@link SimEngine} in wall-clock time: the engine's clock is the wall clock (times the time scale), and
+ * the loop sleeps until the engine's next event (the end of the step in flight), then advances the engine to the
+ * current time, which delivers the step's tokens and KV events. Requests are submitted at their arrival time and
+ * join the next step, as in vLLM's engine core loop. If the loop falls behind, the engine still ends each step at its
+ * modelled time (outputs carry exact times) and only the delivery is late.
  *
- * <p>Thread-safety: one loop thread owns the engine; {@link #submit}, {@link #abort}, {@link #resetPrefixCache},
- * {@link #kill} and {@link #close} may be called from any thread and are handed to it through a queue. Sinks are
- * called on the loop thread and must not block.
+ * <p>Thread-safety: one loop thread owns the engine (which is not thread-safe); {@link #submit}, {@link #abort},
+ * {@link #metrics}, {@link #resetPrefixCache} and {@link #kill} may be called from any thread and are handed over
+ * through a queue. Sinks are called on the loop thread and must not block.
  */
 final class RealtimeEngineLoop implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(RealtimeEngineLoop.class);
-  /** If the loop falls behind by less than this (simulated seconds), the next step starts when the last ended. */
-  private static final double CATCH_UP_SECONDS = 0.05;
+  private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   /** Receives a request's progress, on the loop thread. */
   interface Sink {
-    /** {@code newTokens} more tokens were generated; {@code cachedPromptTokens} is fixed once known. */
-    void tokens(int newTokens, int cachedPromptTokens);
+    /** One more output token. */
+    void token();
 
-    /** The last token was delivered. */
-    void finished();
+    /** The request ended normally; {@code cachedPromptTokens} were served from the prefix cache. */
+    void finished(int cachedPromptTokens);
 
-    /** The engine stopped (killed or closed) before the request finished. */
+    /** The request did not complete (engine stopped, request rejected, or aborted). */
     void failed(String reason);
   }
 
-  private static final class Tracked {
-    final SteppedEngine.Request request;
-    final String finishReason;
-    final Sink sink;
-    final double arrival;
-    double scheduledAt = Double.NaN;
-    double firstTokenAt = Double.NaN;
-    double lastTokenAt = Double.NaN;
-    int generated;
-
-    Tracked(SteppedEngine.Request request, String finishReason, Sink sink, double arrival) {
-      this.request = request;
-      this.finishReason = finishReason;
-      this.sink = sink;
-      this.arrival = arrival;
-    }
-  }
-
-  private final SteppedEngine engine;
+  private final SimEngine engine;
   private final double timeScale;
-  private final VllmMetrics metrics;
-  private final Consumer<List<KvEvent>> eventSink;
-  private final LinkedBlockingQueue<Runnable> inbox = new LinkedBlockingQueue<>();
-  private final Map<Long, Tracked> tracked = new HashMap<>();
-  private final long startNanos = System.nanoTime();
+  private final long startWallNanos;
+  private final long startEngineNanos;
+  private final ConcurrentLinkedQueue<Runnable> inbox = new ConcurrentLinkedQueue<>();
+  private final Map<String, Sink> sinks = new HashMap<>();
+  private final Map<String, String> waitingLoras = new HashMap<>();
+  private final Map<String, String> runningLoras = new HashMap<>();
   private final Thread thread;
   private volatile boolean stopped;
   private volatile String stopReason = "engine stopped";
+  private volatile EngineMetrics lastMetrics;
 
   /**
+   * @param engine a fresh engine whose clock starts at {@code engine.now()}
    * @param timeScale simulated seconds per wall-clock second (1 = real time)
-   * @param eventSink receives each step's KV events (never an empty list), on the loop thread
    */
-  RealtimeEngineLoop(SteppedEngine engine, double timeScale, VllmMetrics metrics,
-      Consumer<List<KvEvent>> eventSink, String name) {
+  RealtimeEngineLoop(SimEngine engine, double timeScale, String name) {
     this.engine = engine;
     this.timeScale = timeScale;
-    this.metrics = metrics;
-    this.eventSink = eventSink;
+    this.startWallNanos = System.nanoTime();
+    this.startEngineNanos = engine.now();
+    this.lastMetrics = engine.metrics();
     this.thread = new Thread(this::run, "sim-engine-" + name);
     thread.setDaemon(true);
     thread.start();
   }
 
-  /** Simulated seconds since the loop started. */
-  double simNow() {
-    return (System.nanoTime() - startNanos) * timeScale / 1e9;
+  /** The engine's time now, in its clock's nanoseconds. */
+  long engineNow() {
+    return startEngineNanos + (long) ((System.nanoTime() - startWallNanos) * timeScale);
   }
 
-  /** Queues a request; {@code finishReason} ("stop" or "length") is reported when its last token is out. */
-  void submit(SteppedEngine.Request request, String finishReason, Sink sink) {
-    double arrival = simNow();
+  /** Queues a request at its arrival time. */
+  void submit(SimRequest request, Sink sink) {
     if (!offer(() -> {
-      tracked.put(request.id(), new Tracked(request, finishReason, sink, arrival));
-      engine.add(request);
+      engine.advanceTo(Math.max(engine.now(), engineNow()));
+      try {
+        engine.submit(request, new Listener(sink));
+      } catch (IllegalArgumentException e) {
+        sink.failed(String.valueOf(e.getMessage()));
+        return;
+      }
+      sinks.put(request.id(), sink);
+      if (request.lora() != null) {
+        waitingLoras.put(request.id(), request.lora());
+      }
     })) {
       sink.failed(stopReason);
     }
   }
 
-  /** Stops a request whose client went away. */
-  void abort(long id) {
+  /** Stops a request whose client went away (its blocks stay cached). */
+  void abort(String id) {
     offer(() -> {
-      Tracked t = tracked.remove(id);
-      if (t != null) {
-        engine.abort(id);
-        metrics.finished("abort", simNow() - t.arrival, queued(t), 0, 0, t.request.promptTokens().length,
-            t.generated);
-      }
+      engine.advanceTo(Math.max(engine.now(), engineNow()));
+      engine.abort(id);
     });
   }
 
-  /** Drops unused cached blocks and publishes the resulting events; completes on the loop thread. */
-  CompletableFuture<Void> resetPrefixCache() {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    if (!offer(() -> {
-      List<KvEvent> events = engine.resetPrefixCache();
-      if (!events.isEmpty()) {
-        eventSink.accept(events);
-      }
-      done.complete(null);
+  /**
+   * The engine's metrics now; answered on the loop thread, or the last known ones if the loop is stopped or does not
+   * answer within a second.
+   */
+  EngineMetrics metrics() {
+    CompletableFuture<EngineMetrics> f = new CompletableFuture<>();
+    if (offer(() -> {
+      engine.advanceTo(Math.max(engine.now(), engineNow()));
+      EngineMetrics m = engine.metrics();
+      lastMetrics = m;
+      f.complete(m);
     })) {
-      done.completeExceptionally(new IllegalStateException(stopReason));
+      try {
+        return f.get(1, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        // fall through to the last snapshot
+      }
+    }
+    return lastMetrics;
+  }
+
+  /**
+   * LoRA adapters of running requests (those past their first token) or of waiting ones, for
+   * {@code vllm:lora_requests_info}.
+   */
+  Set<String> loraAdapters(boolean running) {
+    CompletableFuture<Set<String>> f = new CompletableFuture<>();
+    if (offer(() -> f.complete(Set.copyOf((running ? runningLoras : waitingLoras).values())))) {
+      try {
+        return f.get(1, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        // fall through
+      }
+    }
+    return Set.of();
+  }
+
+  /** vLLM's {@code POST /reset_prefix_cache}; completes with false while requests hold blocks. */
+  CompletableFuture<Boolean> resetPrefixCache() {
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    if (!offer(() -> {
+      engine.advanceTo(Math.max(engine.now(), engineNow()));
+      done.complete(engine.resetPrefixCache());
+    })) {
+      done.complete(false);
     }
     return done;
   }
 
-  /** Stops the engine; every unfinished request fails with {@code reason}. */
+  /** Stops the loop; every unfinished request fails with {@code reason}. Returns once the loop thread ended. */
   void kill(String reason) {
     stopReason = reason;
     stopped = true;
@@ -154,110 +183,65 @@ final class RealtimeEngineLoop implements AutoCloseable {
   }
 
   private void run() {
-    double lastEnd = Double.NEGATIVE_INFINITY;
     try {
       while (!stopped) {
-        drainInbox();
-        if (!engine.hasWork()) {
-          metrics.scheduler(engine.numRunning(), engine.numWaiting(), engine.kvCacheUsage());
-          Runnable next = inbox.poll(50, TimeUnit.MILLISECONDS);
-          if (next != null) {
-            next.run();
-          }
-          lastEnd = Double.NEGATIVE_INFINITY;
+        Runnable task;
+        while ((task = inbox.poll()) != null) {
+          task.run();
+        }
+        long next = engine.nextEventNanos();
+        long now = engineNow();
+        if (next <= now) {
+          engine.advanceTo(Math.max(engine.now(), now));
           continue;
         }
-        double now = simNow();
-        double start = now - lastEnd < CATCH_UP_SECONDS ? Math.max(lastEnd, 0) : now;
-        SteppedEngine.Step step = engine.step(start);
-        double end = start + step.seconds();
-        sleepUntil(end);
-        if (stopped) {
-          break;
+        long waitNanos = next == Long.MAX_VALUE ? IDLE_PARK_NANOS : (long) ((next - now) / timeScale);
+        if (inbox.isEmpty()) {
+          LockSupport.parkNanos(Math.max(1, Math.min(waitNanos, IDLE_PARK_NANOS)));
         }
-        deliver(step, start, end);
-        lastEnd = end;
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     } catch (RuntimeException | Error e) {
       log.error("Simulated engine failed", e);
       stopReason = "engine failed: " + e;
       stopped = true;
     }
     inbox.clear();
-    for (Tracked t : tracked.values()) {
-      t.sink.failed(stopReason);
+    for (Sink s : sinks.values()) {
+      s.failed(stopReason);
     }
-    tracked.clear();
+    sinks.clear();
   }
 
-  private void drainInbox() {
-    Runnable task;
-    while ((task = inbox.poll()) != null) {
-      task.run();
-    }
-  }
+  /** Forwards the engine's callbacks to a sink, keeping the LoRA bookkeeping. */
+  private final class Listener implements RequestListener {
+    private final Sink sink;
 
-  private void sleepUntil(double simSeconds) {
-    while (!stopped) {
-      double remaining = (simSeconds - simNow()) / timeScale;
-      if (remaining <= 0) {
-        return;
-      }
-      LockSupport.parkNanos((long) (remaining * 1e9));
+    Listener(Sink sink) {
+      this.sink = sink;
     }
-  }
 
-  private void deliver(SteppedEngine.Step step, double start, double end) {
-    for (long id : step.scheduledFirstTime()) {
-      Tracked t = tracked.get(id);
-      if (t != null && Double.isNaN(t.scheduledAt)) {
-        t.scheduledAt = start;
+    @Override
+    public void onFirstToken(String requestId, long nanos) {
+      String lora = waitingLoras.remove(requestId);
+      if (lora != null) {
+        runningLoras.put(requestId, lora);
       }
     }
-    List<Tracked> done = new ArrayList<>();
-    for (SteppedEngine.Progress p : step.progress()) {
-      Tracked t = tracked.get(p.id());
-      if (t == null) {
-        continue;
-      }
-      if (Double.isNaN(t.scheduledAt)) {
-        t.scheduledAt = start;
-      }
-      if (p.newTokens() > 0) {
-        if (Double.isNaN(t.firstTokenAt)) {
-          t.firstTokenAt = end;
-          metrics.firstToken(end - t.arrival);
-        } else {
-          metrics.interToken(end - t.lastTokenAt);
-        }
-        t.lastTokenAt = end;
-        t.generated += p.newTokens();
-        t.sink.tokens(p.newTokens(), p.cachedPromptTokens());
-      }
-      if (p.finished()) {
-        done.add(t);
-      }
-    }
-    if (!step.events().isEmpty()) {
-      eventSink.accept(step.events());
-    }
-    metrics.prefixCache(step.prefixQueryTokens(), step.prefixHitTokens());
-    metrics.iteration(step.promptTokens(), step.generationTokens(), step.preemptions());
-    for (Tracked t : done) {
-      tracked.remove(t.request.id());
-      double firstToken = Double.isNaN(t.firstTokenAt) ? end : t.firstTokenAt;
-      double scheduled = Double.isNaN(t.scheduledAt) ? t.arrival : t.scheduledAt;
-      metrics.finished(t.finishReason, end - t.arrival, scheduled - t.arrival, firstToken - scheduled,
-          end - firstToken, t.request.promptTokens().length, t.generated);
-      t.sink.finished();
-    }
-    metrics.scheduler(engine.numRunning(), engine.numWaiting(), engine.kvCacheUsage());
-    metrics.loraAdapters(engine.runningLoras(), engine.waitingLoras(), System.currentTimeMillis() / 1000.0);
-  }
 
-  private static double queued(Tracked t) {
-    return Double.isNaN(t.scheduledAt) ? 0 : t.scheduledAt - t.arrival;
+    @Override
+    public void onToken(String requestId, long nanos, int index, int tokenId) {
+      sink.token();
+    }
+
+    @Override
+    public void onFinished(RequestOutcome outcome) {
+      sinks.remove(outcome.requestId());
+      waitingLoras.remove(outcome.requestId());
+      runningLoras.remove(outcome.requestId());
+      switch (outcome.reason()) {
+        case STOP, LENGTH -> sink.finished(outcome.cachedTokens());
+        case ABORT -> sink.failed("aborted");
+      }
+    }
   }
 }

@@ -13,24 +13,33 @@ final class ResponseStream implements RealtimeEngineLoop.Sink {
   /** What happened to the request. */
   sealed interface Event permits Tokens, Finished, Failed {}
 
-  /** {@code count} more tokens; {@code cachedPromptTokens} prompt tokens were served from the prefix cache. */
-  record Tokens(int count, int cachedPromptTokens) implements Event {}
+  /** {@code count} more tokens. */
+  record Tokens(int count) implements Event {}
 
-  record Finished() implements Event {}
+  /** The last token is out; {@code cachedPromptTokens} prompt tokens were served from the prefix cache. */
+  record Finished(int cachedPromptTokens) implements Event {}
 
   record Failed(String reason) implements Event {}
 
+  private static final Tokens ONE = new Tokens(1);
+
   private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+  private final boolean mergeTokens;
   private volatile @Nullable Runnable onAbort;
 
-  @Override
-  public void tokens(int newTokens, int cachedPromptTokens) {
-    events.add(new Tokens(newTokens, cachedPromptTokens));
+  /** @param mergeTokens whether tokens queued while the reader was busy come out as one event */
+  ResponseStream(boolean mergeTokens) {
+    this.mergeTokens = mergeTokens;
   }
 
   @Override
-  public void finished() {
-    events.add(new Finished());
+  public void token() {
+    events.add(ONE);
+  }
+
+  @Override
+  public void finished(int cachedPromptTokens) {
+    events.add(new Finished(cachedPromptTokens));
   }
 
   @Override
@@ -38,9 +47,21 @@ final class ResponseStream implements RealtimeEngineLoop.Sink {
     events.add(new Failed(reason));
   }
 
-  /** The next event, waiting for it. */
+  /**
+   * The next event, waiting for it. Tokens that arrived while the reader was busy are merged into one event, as
+   * vLLM merges the deltas of a slow consumer into one chunk.
+   */
   Event next() throws InterruptedException {
-    return events.take();
+    Event e = events.take();
+    if (mergeTokens && e instanceof Tokens t) {
+      int n = t.count();
+      while (events.peek() instanceof Tokens more) {
+        events.poll();
+        n += more.count();
+      }
+      return n == 1 ? ONE : new Tokens(n);
+    }
+    return e;
   }
 
   /** What to do if the client goes away before the end. */

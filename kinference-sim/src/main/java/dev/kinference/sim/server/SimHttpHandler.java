@@ -175,7 +175,7 @@ final class SimHttpHandler extends Handler.Abstract {
     boolean chat = format == ApiFormat.OPENAI_CHAT;
     String id = (chat ? "chatcmpl-" : "cmpl-") + randomHex();
     long created = System.currentTimeMillis() / 1000;
-    ResponseStream stream = server.submit(call);
+    ResponseStream stream = server.submit(id, call);
     if (call.stream) {
       streamOpenAi(chat, id, created, call, stream, response, callback);
     } else {
@@ -196,7 +196,6 @@ final class SimHttpHandler extends Handler.Abstract {
   private void streamOpenAi(boolean chat, String id, long created, Call call, ResponseStream stream,
       Response response, Callback callback) throws IOException, InterruptedException {
     int sent = 0;
-    int cached = 0;
     boolean started = false;
     try {
       while (true) {
@@ -211,7 +210,6 @@ final class SimHttpHandler extends Handler.Abstract {
             return;
           }
           case ResponseStream.Tokens t -> {
-            cached = t.cachedPromptTokens();
             if (!started) {
               started = true;
               startStream(response);
@@ -232,7 +230,7 @@ final class SimHttpHandler extends Handler.Abstract {
           case ResponseStream.Finished f -> {
             if (call.includeUsage) {
               write(response, WireJson.usageChunk(id, chat ? "chat.completion.chunk" : "text_completion", created,
-                  call.model, usage(call, cached, sent)));
+                  call.model, usage(call, f.cachedPromptTokens(), sent)));
             }
             response.write(true, ByteBuffer.wrap(WireJson.DONE), callback);
             return;
@@ -264,7 +262,7 @@ final class SimHttpHandler extends Handler.Abstract {
     }
     // vLLM serves /v1/messages through its chat completion path, so ids are chat completion ids.
     String id = "chatcmpl-" + randomHex();
-    ResponseStream stream = server.submit(call);
+    ResponseStream stream = server.submit(id, call);
     String stopReason = WireJson.stopReason(call.finishReason);
     if (!call.stream) {
       Outcome outcome = await(stream);
@@ -372,19 +370,26 @@ final class SimHttpHandler extends Handler.Abstract {
     final @Nullable String lora;
     final @Nullable String cacheSalt;
     final int[] promptTokens;
+    /** The answer's words, one per output token. */
     final int[] words;
+    /**
+     * The engine's script: the answer's token ids, plus one more when the answer is cut by {@code max_tokens} (so
+     * the engine ends it with {@code length}, not {@code stop}).
+     */
+    final int[] outputTokens;
     final String finishReason;
     final boolean stream;
     final boolean includeUsage;
     final boolean continuousUsage;
 
     Call(String model, @Nullable String lora, @Nullable String cacheSalt, int[] promptTokens, int[] words,
-        String finishReason, boolean stream, boolean includeUsage, boolean continuousUsage) {
+        int[] outputTokens, String finishReason, boolean stream, boolean includeUsage, boolean continuousUsage) {
       this.model = model;
       this.lora = lora;
       this.cacheSalt = cacheSalt;
       this.promptTokens = promptTokens;
       this.words = words;
+      this.outputTokens = outputTokens;
       this.finishReason = finishReason;
       this.stream = stream;
       this.includeUsage = includeUsage;
@@ -437,9 +442,11 @@ final class SimHttpHandler extends Handler.Abstract {
       count = natural;
       finishReason = "stop";
     }
-    int[] words = server.text().words(ThreadLocalRandom.current().nextLong(), count);
-    return new Call(parsed.model(), lora, parsed.cacheSalt(), prompt, words, finishReason, parsed.stream(),
-        includeUsage, continuousUsage);
+    boolean cut = finishReason.equals("length");
+    int[] script = server.text().words(ThreadLocalRandom.current().nextLong(), cut ? count + 1 : count);
+    int[] words = cut ? Arrays.copyOf(script, count) : script;
+    return new Call(parsed.model(), lora, parsed.cacheSalt(), prompt, words, server.text().tokenIds(script),
+        finishReason, parsed.stream(), includeUsage, continuousUsage);
   }
 
   /** The LoRA adapter the model name selects, null for the base model. */
@@ -454,16 +461,17 @@ final class SimHttpHandler extends Handler.Abstract {
   }
 
   private static Outcome await(ResponseStream stream) throws InterruptedException {
-    int cached = 0;
     while (true) {
       ResponseStream.Event e = stream.next();
       switch (e) {
-        case ResponseStream.Tokens t -> cached = t.cachedPromptTokens();
+        case ResponseStream.Tokens t -> {
+          // the answer is assembled at the end
+        }
         case ResponseStream.Finished f -> {
-          return new Outcome(cached, null);
+          return new Outcome(f.cachedPromptTokens(), null);
         }
         case ResponseStream.Failed f -> {
-          return new Outcome(cached, f.reason());
+          return new Outcome(0, f.reason());
         }
       }
     }

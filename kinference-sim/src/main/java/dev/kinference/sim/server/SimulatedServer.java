@@ -1,10 +1,14 @@
 package dev.kinference.sim.server;
 
-import dev.kinference.cache.KvEvent;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.prompt.ApproximateTokenizer;
 import dev.kinference.prompt.TokenizationException;
 import dev.kinference.request.InferenceRequest;
+import dev.kinference.sim.engine.EngineConfig;
+import dev.kinference.sim.engine.EngineMetrics;
+import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.engine.SimRequest;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,8 +18,8 @@ import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -73,7 +77,6 @@ public final class SimulatedServer implements AutoCloseable {
   private final String modelName;
   private final List<String> loraAdapters;
   private final int maxLoras;
-  private final int maxModelLen;
   private final int defaultOutputTokens;
   private final double timeScale;
   private final boolean instantResponse;
@@ -84,13 +87,14 @@ public final class SimulatedServer implements AutoCloseable {
   private final int dataParallelRank;
   private final boolean promptTokensDetails;
   private final int kvEventBufferSteps;
-  private final @Nullable Supplier<SteppedEngine> engineFactory;
-  private final int instantBlockSize;
-  private final long instantNumGpuBlocks;
+  private final Consumer<SimEngine.Builder> engineSettings;
+  private final int requestedMaxModelLen;
+  private final @Nullable Long hashSeed;
+  private final int instantBlockSize = 16;
+  private final long instantNumGpuBlocks = 10_000;
 
   private final ApproximateTokenizer tokenizer = new ApproximateTokenizer();
   private final SyntheticText text = new SyntheticText(tokenizer);
-  private final AtomicLong requestIds = new AtomicLong();
   private final Server jetty;
   private final ServerConnector connector;
   private final int port;
@@ -101,7 +105,8 @@ public final class SimulatedServer implements AutoCloseable {
   private volatile State state = State.RUNNING;
   private volatile @Nullable KvEventPublisher publisher;
   private volatile @Nullable RealtimeEngineLoop loop;
-  private volatile @Nullable SteppedEngine engine;
+  private volatile @Nullable EngineConfig engineConfig;
+  private volatile @Nullable EngineMetrics lastEngineMetrics;
   private volatile VllmMetrics metrics;
   private int publisherPort;
   private int replayPort;
@@ -110,7 +115,8 @@ public final class SimulatedServer implements AutoCloseable {
     this.modelName = b.modelName;
     this.loraAdapters = List.copyOf(b.loraAdapters);
     this.maxLoras = b.maxLoras > 0 ? b.maxLoras : loraAdapters.isEmpty() ? 0 : Math.max(1, loraAdapters.size());
-    this.maxModelLen = b.maxModelLen;
+    this.requestedMaxModelLen = b.maxModelLen;
+    this.hashSeed = b.hashSeed;
     this.defaultOutputTokens = b.defaultOutputTokens;
     this.timeScale = b.timeScale;
     this.instantResponse = b.instantResponse;
@@ -121,9 +127,7 @@ public final class SimulatedServer implements AutoCloseable {
     this.dataParallelRank = b.dataParallelRank;
     this.promptTokensDetails = b.promptTokensDetails;
     this.kvEventBufferSteps = b.kvEventBufferSteps;
-    this.engineFactory = b.engineFactory;
-    this.instantBlockSize = b.instantBlockSize;
-    this.instantNumGpuBlocks = b.instantNumGpuBlocks;
+    this.engineSettings = b.engineSettings;
     Map<String, Integer> loraIds = new LinkedHashMap<>();
     for (int i = 0; i < loraAdapters.size(); i++) {
       loraIds.put(loraAdapters.get(i), i + 1);
@@ -142,7 +146,7 @@ public final class SimulatedServer implements AutoCloseable {
     connector.setIdleTimeout(TimeUnit.MINUTES.toMillis(30));
     jetty.addConnector(connector);
     jetty.setHandler(new SimHttpHandler(this));
-    this.metrics = newMetrics(null);
+    this.metrics = newMetrics();
     jetty.start();
     this.port = connector.getLocalPort();
     this.name = b.name != null ? b.name : HOST + ":" + port;
@@ -172,18 +176,27 @@ public final class SimulatedServer implements AutoCloseable {
       }
     }
     if (!instantResponse) {
-      SteppedEngine e = Objects.requireNonNull(engineFactory, "engineFactory").get();
-      engine = e;
-      metrics = newMetrics(e);
-      loop = new RealtimeEngineLoop(e, timeScale, metrics, this::publishEvents, name);
+      SimEngine.Builder eb = SimEngine.builder()
+          .servedModelName(modelName)
+          // a vLLM process hashes blocks with a random seed unless PYTHONHASHSEED is set
+          .hashSeed(hashSeed != null ? hashSeed : ThreadLocalRandom.current().nextLong());
+      if (requestedMaxModelLen > 0) {
+        eb.maxModelLen(requestedMaxModelLen);
+      }
+      engineSettings.accept(eb);
+      SimEngine engine = eb.kvEventListener(this::publishEvents).startNanos(0).build();
+      engineConfig = engine.config();
+      lastEngineMetrics = engine.metrics();
+      metrics = newMetrics();
+      loop = new RealtimeEngineLoop(engine, timeScale, name);
     } else {
-      metrics = newMetrics(null);
+      metrics = newMetrics();
     }
   }
 
-  private VllmMetrics newMetrics(@Nullable SteppedEngine e) {
+  private VllmMetrics newMetrics() {
     Map<String, String> cache = new LinkedHashMap<>();
-    cache.put("block_size", Integer.toString(e == null ? instantBlockSize : e.blockSize()));
+    cache.put("block_size", Integer.toString(blockSize()));
     cache.put("gpu_memory_utilization", "0.9");
     cache.put("swap_space", "4");
     cache.put("cache_dtype", "auto");
@@ -194,16 +207,20 @@ public final class SimulatedServer implements AutoCloseable {
     cache.put("prefix_caching_hash_algo", "sha256");
     cache.put("cpu_offload_gb", "0");
     cache.put("calculate_kv_scales", "False");
-    cache.put("num_gpu_blocks", Long.toString(e == null ? instantNumGpuBlocks : e.numGpuBlocks()));
+    cache.put("num_gpu_blocks", Long.toString(numGpuBlocks()));
     cache.put("num_cpu_blocks", "None");
-    return new VllmMetrics(modelName, dataParallelRank, cache, maxModelLen, maxLoras,
-        System.currentTimeMillis() / 1000.0);
+    EngineConfig c = engineConfig;
+    if (c != null) {
+      cache.put("gpu_memory_utilization", Double.toString(c.gpuMemoryUtilization()));
+      cache.put("enable_prefix_caching", c.enablePrefixCaching() ? "True" : "False");
+    }
+    return new VllmMetrics(modelName, dataParallelRank, cache, maxLoras, System.currentTimeMillis() / 1000.0);
   }
 
-  private void publishEvents(List<KvEvent> events) {
+  private void publishEvents(KvEventBatch batch) {
     KvEventPublisher p = publisher;
     if (p != null) {
-      p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, events));
+      p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, batch.events()));
     }
   }
 
@@ -214,27 +231,52 @@ public final class SimulatedServer implements AutoCloseable {
   }
 
   String metricsText() {
-    return metrics.render();
+    RealtimeEngineLoop l = loop;
+    EngineMetrics m;
+    java.util.Set<String> running = java.util.Set.of();
+    java.util.Set<String> waiting = java.util.Set.of();
+    if (l != null) {
+      m = l.metrics();
+      lastEngineMetrics = m;
+      if (maxLoras > 0) {
+        running = l.loraAdapters(true);
+        waiting = l.loraAdapters(false);
+      }
+    } else {
+      m = lastEngineMetrics;
+    }
+    if (m == null) {
+      m = emptyMetrics();
+    }
+    return metrics.render(m, running, waiting, System.currentTimeMillis() / 1000.0);
   }
 
-  ResponseStream submit(SimHttpHandler.Call call) {
-    ResponseStream stream = new ResponseStream();
+  private EngineMetrics emptyMetrics() {
+    dev.kinference.sim.engine.LatencyHistogram none = new dev.kinference.sim.engine.LatencyHistogram(
+        new double[0], new long[1], 0, 0);
+    return new EngineMetrics(0, 0, 0, 0, blockSize(), (int) numGpuBlocks(), 0, 0, 0, 0, 0, Map.of(), none, none,
+        none, (int) numGpuBlocks(), 0, 0, 0);
+  }
+
+  /** Starts generating; the stream receives the tokens. */
+  ResponseStream submit(String id, SimHttpHandler.Call call) {
     if (instantResponse) {
+      ResponseStream stream = new ResponseStream(false);
       for (int i = 0; i < call.words.length; i++) {
-        stream.tokens(1, 0);
+        stream.token();
       }
-      stream.finished();
+      stream.finished(0);
       return stream;
     }
+    ResponseStream stream = new ResponseStream(true);
     RealtimeEngineLoop l = loop;
     if (l == null) {
       stream.failed("the engine is not running");
       return stream;
     }
-    long id = requestIds.incrementAndGet();
     stream.onAbort(() -> l.abort(id));
-    l.submit(new SteppedEngine.Request(id, call.promptTokens, text.tokenIds(call.words), call.lora,
-        call.cacheSalt), call.finishReason, stream);
+    l.submit(new SimRequest(id, call.promptTokens, call.words.length, call.outputTokens, call.lora, call.cacheSalt),
+        stream);
     return stream;
   }
 
@@ -279,8 +321,18 @@ public final class SimulatedServer implements AutoCloseable {
     return loraAdapters;
   }
 
+  /** {@code max_model_len}: the longest prompt plus output accepted. */
   public int maxModelLen() {
-    return maxModelLen;
+    EngineConfig c = engineConfig;
+    if (c != null) {
+      return c.maxModelLen();
+    }
+    return requestedMaxModelLen > 0 ? requestedMaxModelLen : 32_768;
+  }
+
+  /** The engine's configuration (GPU, model, blocks, budgets), or null for an instant-response server. */
+  public @Nullable EngineConfig engineConfig() {
+    return engineConfig;
   }
 
   /** {@code http://127.0.0.1:<port>}. */
@@ -313,14 +365,14 @@ public final class SimulatedServer implements AutoCloseable {
 
   /** Tokens per KV block, as {@code vllm:cache_config_info} reports. */
   public int blockSize() {
-    SteppedEngine e = engine;
-    return e == null ? instantBlockSize : e.blockSize();
+    EngineConfig c = engineConfig;
+    return c == null ? instantBlockSize : c.blockSize();
   }
 
   /** KV blocks on the GPU, as {@code vllm:cache_config_info} reports. */
   public long numGpuBlocks() {
-    SteppedEngine e = engine;
-    return e == null ? instantNumGpuBlocks : e.numGpuBlocks();
+    EngineConfig c = engineConfig;
+    return c == null ? instantNumGpuBlocks : c.numGpuBlocks();
   }
 
   /** Simulated seconds per wall-clock second. */
@@ -375,6 +427,7 @@ public final class SimulatedServer implements AutoCloseable {
     RealtimeEngineLoop l = loop;
     loop = null;
     if (l != null) {
+      lastEngineMetrics = l.metrics();
       l.kill("EngineCore died");
     }
     state = State.ENGINE_DEAD;
@@ -445,18 +498,19 @@ public final class SimulatedServer implements AutoCloseable {
   }
 
   /**
-   * Drops every cached block not in use, as vLLM's {@code POST /reset_prefix_cache}: the removals (or an
-   * {@code AllBlocksCleared}) are published as KV events. Returns once they are handed to the publisher.
+   * vLLM's {@code POST /reset_prefix_cache}: if no request holds blocks, drops every cached block and publishes
+   * {@code AllBlocksCleared}. Returns whether it did, once the event was handed to the publisher.
    */
-  public void resetPrefixCache() {
+  public boolean resetPrefixCache() {
     RealtimeEngineLoop l = loop;
     if (l == null) {
-      return;
+      return false;
     }
     try {
-      l.resetPrefixCache().get(10, TimeUnit.SECONDS);
+      return l.resetPrefixCache().get(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     } catch (ExecutionException | TimeoutException e) {
       throw new IllegalStateException("could not reset the prefix cache of " + name, e);
     }
@@ -464,7 +518,7 @@ public final class SimulatedServer implements AutoCloseable {
 
   /** The current {@code /metrics} text. */
   public String metrics() {
-    return metrics.render();
+    return metricsText();
   }
 
   private void checkOpen() {
@@ -508,7 +562,7 @@ public final class SimulatedServer implements AutoCloseable {
     private @Nullable String name;
     private final List<String> loraAdapters = new ArrayList<>();
     private int maxLoras;
-    private int maxModelLen = 32_768;
+    private int maxModelLen;
     private int defaultOutputTokens = 64;
     private double timeScale = 1.0;
     private boolean instantResponse;
@@ -519,9 +573,8 @@ public final class SimulatedServer implements AutoCloseable {
     private int dataParallelRank;
     private boolean promptTokensDetails = true;
     private int kvEventBufferSteps = 10_000;
-    private @Nullable Supplier<SteppedEngine> engineFactory;
-    private int instantBlockSize = 16;
-    private long instantNumGpuBlocks = 10_000;
+    private Consumer<SimEngine.Builder> engineSettings = b -> {};
+    private @Nullable Long hashSeed;
 
     private Builder(String modelName) {
       Objects.requireNonNull(modelName, "modelName");
@@ -560,7 +613,10 @@ public final class SimulatedServer implements AutoCloseable {
       return this;
     }
 
-    /** {@code --max-model-len}: prompt plus output tokens. Default 32,768. */
+    /**
+     * {@code --max-model-len}: prompt plus output tokens. Default: the model's, capped to what the KV cache holds
+     * (32,768 for an instant-response server).
+     */
     public Builder maxModelLen(int maxModelLen) {
       if (maxModelLen < 16) {
         throw new IllegalArgumentException("maxModelLen must be at least 16: " + maxModelLen);
@@ -650,17 +706,27 @@ public final class SimulatedServer implements AutoCloseable {
       return this;
     }
 
-    /** The engine model; a new one is made at start and at every restart. */
-    Builder engineFactory(Supplier<SteppedEngine> factory) {
-      this.engineFactory = Objects.requireNonNull(factory, "factory");
+    /**
+     * Configures the engine model: GPU, model, tensor parallelism, block size, budgets (see
+     * {@link SimEngine.Builder}). The server sets the served model name, the block-hash seed, {@code max_model_len}
+     * (if set here) and the KV-event listener itself. Default: {@link SimEngine.Builder}'s defaults.
+     */
+    public Builder engine(Consumer<SimEngine.Builder> settings) {
+      this.engineSettings = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * The engine's block-hash seed (vLLM's {@code PYTHONHASHSEED}). Default: a random seed at every (re)start, so
+     * that a restarted server's block hashes differ, as a real vLLM process's do.
+     */
+    public Builder hashSeed(long seed) {
+      this.hashSeed = seed;
       return this;
     }
 
     /** Starts the server. */
     public SimulatedServer start() {
-      if (!instantResponse && engineFactory == null) {
-        throw new IllegalStateException("no engine model configured");
-      }
       try {
         return new SimulatedServer(this);
       } catch (RuntimeException e) {
