@@ -9,6 +9,7 @@ module dev.kinference.sim {
   requires org.slf4j;
   requires org.eclipse.jetty.server;
   requires org.zeromq.jeromq;
+  requires java.net.http;
 
   exports dev.kinference.sim.engine;
   exports dev.kinference.sim.server;
