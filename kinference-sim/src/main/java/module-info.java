@@ -5,8 +5,11 @@
 module dev.kinference.sim {
   requires transitive dev.kinference.core;
   requires static transitive org.jspecify;
-  requires HdrHistogram;
+  requires transitive HdrHistogram;
   requires org.slf4j;
 
   exports dev.kinference.sim.engine;
+  exports dev.kinference.sim.fleet;
+  exports dev.kinference.sim.workload;
+  exports dev.kinference.sim.bench;
 }
