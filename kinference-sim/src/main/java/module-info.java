@@ -5,12 +5,16 @@
 module dev.kinference.sim {
   requires transitive dev.kinference.core;
   requires static transitive org.jspecify;
-  requires HdrHistogram;
+  requires transitive HdrHistogram;
   requires org.slf4j;
   requires org.eclipse.jetty.server;
   requires org.zeromq.jeromq;
   requires java.net.http;
 
   exports dev.kinference.sim.engine;
+  exports dev.kinference.sim.fleet;
+  exports dev.kinference.sim.workload;
+  exports dev.kinference.sim.bench;
   exports dev.kinference.sim.server;
+  exports dev.kinference.sim.demo;
 }

@@ -37,6 +37,7 @@ public final class MooncakeTrace implements TimedWorkload {
   public static final int TRACE_BLOCK_TOKENS = 512;
 
   /** One line of the trace. */
+  @SuppressWarnings("ArrayRecordComponent") // copied in and out
   public record Entry(long timestampMs, int inputLength, int outputLength, long[] hashIds) {
     public Entry {
       if (timestampMs < 0 || inputLength < 1 || outputLength < 0) {

@@ -25,6 +25,7 @@ public final class SharedPrefixWorkload implements Workload {
   private final long seed;
   private final Prompt[] prompts;
 
+  @SuppressWarnings("ArrayRecordComponent") // private, never mutated
   private record Prompt(InferenceRequest request, int[] tokens, String text) {}
 
   public SharedPrefixWorkload(String model, int groups, int promptsPerGroup, int systemPromptTokens,
