@@ -116,7 +116,7 @@ public final class Demo {
     private GpuSpec gpu = GpuSpec.L40S;
     private ModelSpec model = ModelSpec.QWEN3_5_27B_FP8;
     private double timeScale = 4;
-    private int concurrency = 16;
+    private int concurrency = 32;
     private Duration warmup = Duration.ofSeconds(30);
     private Duration measure = Duration.ofSeconds(90);
     private int groups = 32;
@@ -155,7 +155,7 @@ public final class Demo {
       return this;
     }
 
-    /** Closed-loop clients. Default 16. */
+    /** Closed-loop clients. Default 32. */
     public Builder concurrency(int clients) {
       this.concurrency = positive(clients, "concurrency");
       return this;
@@ -293,7 +293,7 @@ public final class Demo {
     }
   }
 
-  private static String trim(double d) {
+  static String trim(double d) {
     return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
   }
 

@@ -1,11 +1,16 @@
 package dev.kinference.sim.demo;
 
+import dev.kinference.sim.bench.Benchmark;
+import dev.kinference.sim.bench.BenchmarkResult;
+import dev.kinference.sim.bench.Reports;
 import dev.kinference.sim.bench.RunResult;
 import dev.kinference.sim.bench.Slo;
 import dev.kinference.sim.engine.EngineConfig;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import dev.kinference.sim.fleet.EngineSpec;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.SharedPrefixWorkload;
+import dev.kinference.sim.workload.Workload;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -75,15 +80,25 @@ final class DemoReport {
     sb.append('\n');
   }
 
-  /** Writes the report and returns the HTML file. */
-  static Path write(Demo.Options o, EngineConfig engine, List<RunResult> runs, double wallSeconds)
-      throws IOException {
-    Files.createDirectories(o.reportDir());
-    Path html = o.reportDir().resolve("demo.html");
-    String table = sideBySide(runs, o.slo());
-    Files.writeString(html, "<!doctype html><meta charset=utf-8><title>kinference demo</title><pre>"
-        + table.replace("&", "&amp;").replace("<", "&lt;") + "</pre>", StandardCharsets.UTF_8);
-    Files.writeString(o.reportDir().resolve("demo.txt"), table, StandardCharsets.UTF_8);
-    return html;
+  /**
+   * Writes the report with the benchmark's report writer ({@code demo.html}, {@code .json}, {@code .csv},
+   * {@code .txt}) and returns the HTML file.
+   */
+  static Path write(Demo.Options o, EngineConfig engine, List<RunResult> runs, double wallSeconds) {
+    EngineSpec spec = EngineSpec.of(o.gpu(), o.model(), 1);
+    Workload workload = new SharedPrefixWorkload(o.model().name(), o.groups(), o.usersPerGroup(),
+        o.systemPromptTokens(), o.questionTokens(), o.outputTokens(), null, o.seed());
+    String description = String.format(Locale.ROOT, "kinference demo: %d real-time simulated vLLM servers on "
+            + "loopback (HTTP + ZMQ, time x%s), the core Router embedded in the client (%s) versus random routing, "
+            + "each on freshly started servers; workload %s, %d closed-loop clients; times are simulated seconds",
+        o.servers(), Demo.trim(o.timeScale()), o.view().describe(), workload.describe(), o.concurrency());
+    Benchmark.Scenario scenario = new Benchmark.Scenario("demo", description,
+        VirtualFleet.Settings.of(o.servers(), spec, o.seed()),
+        List.of(new Benchmark.WorkloadSpec(workload.name(), seed -> workload,
+            List.of(new LoadPattern.ClosedLoop(o.concurrency())))),
+        new VirtualFleet.Window(o.warmup(), o.measure(), o.measure().dividedBy(2)), o.slo(),
+        runs.stream().map(RunResult::router).toList());
+    BenchmarkResult result = new BenchmarkResult(scenario, engine, runs, (long) (wallSeconds * 1e9));
+    return Reports.writeAll(result, o.reportDir(), "demo").html();
   }
 }
