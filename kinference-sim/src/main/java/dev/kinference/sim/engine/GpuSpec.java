@@ -32,19 +32,19 @@ public record GpuSpec(String name, long memoryBytes, double bandwidthBytesPerSec
 
   /** NVIDIA L40S (PCIe, no NVLink): 48 GB GDDR6, 864 GB/s, 362 / 733 dense TFLOPS BF16 / FP8. */
   public static final GpuSpec L40S = new GpuSpec("L40S", 46_068 * MIB, 864e9, 362e12, 733e12, 25e9, 30e-6,
-      0.70, 0.70, 0.00065);
+      0.60, 0.55, 0.00065);
 
   /** NVIDIA A100 80GB SXM: 2,039 GB/s, 312 dense BF16 TFLOPS, no FP8. */
   public static final GpuSpec A100_80G = new GpuSpec("A100-80G", 81_920 * MIB, 2_039e9, 312e12, 0, 300e9, 10e-6,
-      0.668, 1.0, 0.00065);
+      0.668, 0.7, 0.00065);
 
   /** NVIDIA H100 SXM: 80 GB HBM3, 3,350 GB/s, 989 / 1,979 dense TFLOPS BF16 / FP8. */
   public static final GpuSpec H100 = new GpuSpec("H100", 81_559 * MIB, 3_350e9, 989e12, 1_979e12, 450e9, 8e-6,
-      0.668, 1.0, 0.00065);
+      0.668, 0.7, 0.00065);
 
   /** NVIDIA H200 SXM: 141 GB HBM3e, 4,800 GB/s, same compute as H100. */
   public static final GpuSpec H200 = new GpuSpec("H200", 143_771 * MIB, 4_800e9, 989e12, 1_979e12, 450e9, 8e-6,
-      0.62, 1.0, 0.00065);
+      0.62, 0.7, 0.00065);
 
   public GpuSpec {
     Objects.requireNonNull(name, "name");

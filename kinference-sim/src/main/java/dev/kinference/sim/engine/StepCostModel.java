@@ -7,17 +7,21 @@ import java.util.Objects;
  * sequence) on {@code tp} GPUs:
  *
  * <pre>
- *   memory  = (weights / tp + KV read and written + recurrent state) / (bandwidth x bandwidthEfficiency)
+ *   memory  = (weights / tp + recurrent state) / (bandwidth x bandwidthEfficiency)
+ *           + KV read and written / (bandwidth x bandwidthEfficiency x 0.6)
  *   compute = 2 x activeParams x tokens / tp / (matmul peak x eta(tokens) x computeEfficiencyScale)
  *           + 4 x attention pairs x qHeads x headDim x kvLayers / tp / (BF16 peak x 0.5 x computeEfficiencyScale)
  *   comm    = 2 x layers x (allReduceLatency + 2 (tp-1)/tp x tokens x hidden x 2 bytes / link bandwidth)   if tp > 1
- *   step    = max(memory, compute) + comm + stepOverhead + 10 us x sequences
+ *   step    = max(memory, compute) + comm + stepOverhead + 30 us x sequences
  * </pre>
  *
  * where {@code eta(tokens)} is the matrix-multiply efficiency measured on H100 (Vidur profiling: 29% at 128
  * tokens, 64% at 512, 74% at 1,024, 77% at 2,048; linear below 128 tokens, where the step is bandwidth-bound
- * anyway). So prefill is compute-bound and decode bandwidth-bound, with the crossover where it falls on real
- * hardware. Attention pairs are {@code sum over sequences of new x (context + (new + 1) / 2)}: causal attention of
+ * anyway), times the GPU's {@code computeEfficiencyScale} (0.7: the rest of a layer, norms, activations, launch
+ * gaps, takes about 40% more time than its GEMMs). So prefill is compute-bound and decode bandwidth-bound, with the
+ * crossover where it falls on real hardware. Paged attention reads the KV cache at 60% of the bandwidth efficiency
+ * the weight GEMMs reach, and the engine's CPU side (scheduling, sampling, detokenizing) costs 30 us a sequence a
+ * step; both matter at large batches (see {@code kinference-sim/README.md} for the calibration). Attention pairs are {@code sum over sequences of new x (context + (new + 1) / 2)}: causal attention of
  * the new tokens over the cached context and over each other.
  *
  * <p>Immutable and thread-safe.
@@ -27,7 +31,9 @@ public final class StepCostModel {
   private static final double[] ETA_TOKENS = {128, 512, 1024, 2048, 4096};
   private static final double[] ETA = {0.29, 0.64, 0.74, 0.77, 0.78};
   private static final double ATTENTION_EFFICIENCY = 0.5;
-  private static final double PER_SEQUENCE_OVERHEAD_SECONDS = 10e-6;
+  private static final double PER_SEQUENCE_OVERHEAD_SECONDS = 30e-6;
+  /** Paged-attention decode kernels reach this fraction of the bandwidth the weight GEMMs reach. */
+  private static final double KV_BANDWIDTH_RATIO = 0.6;
 
   private final GpuSpec gpu;
   private final ModelSpec model;
@@ -97,9 +103,9 @@ public final class StepCostModel {
     if (sequences <= 0 || tokens <= 0) {
       return 0;
     }
-    double bytes = weightBytesPerGpu + kvTokens * kvBytesPerTokenPerGpu
-        + 2 * sequences * stateBytesPerSequencePerGpu;
-    double memory = bytes / effectiveBandwidth;
+    double bytes = weightBytesPerGpu + 2 * sequences * stateBytesPerSequencePerGpu;
+    double memory = bytes / effectiveBandwidth
+        + kvTokens * kvBytesPerTokenPerGpu / (effectiveBandwidth * KV_BANDWIDTH_RATIO);
     double linear = tokens * linearFlopsPerToken / (matmulPeak * matmulEfficiency((double) tokens));
     double attention = attentionPairs * attentionFlopsPerPair / attentionPeak;
     double seconds = Math.max(memory, linear + attention);
