@@ -154,6 +154,10 @@ public final class SimulatedServer implements AutoCloseable {
     try {
       startEngine();
     } catch (RuntimeException e) {
+      KvEventPublisher p = publisher;
+      if (p != null) {
+        p.close();
+      }
       jetty.stop();
       throw e;
     }
