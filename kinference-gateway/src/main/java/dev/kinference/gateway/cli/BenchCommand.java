@@ -2,6 +2,7 @@ package dev.kinference.gateway.cli;
 
 import dev.kinference.sim.bench.BenchmarkPlan;
 import dev.kinference.sim.bench.Routers;
+import dev.kinference.sim.engine.Calibration;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -90,10 +91,18 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-progress", description = "Do not draw the progress bar.")
   boolean noProgress;
 
+  @Option(names = "--calibration",
+      description = "Print the engine model against published vLLM figures instead of running a benchmark.")
+  boolean calibration;
+
   @Override
   public Integer call() {
     PrintStream stdout = new PrintStream(new WriterOutputStream(spec.commandLine().getOut()), true,
         StandardCharsets.UTF_8);
+    if (calibration) {
+      stdout.print(Calibration.table(Calibration.points()));
+      return 0;
+    }
     try {
       BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, routers, workloads, concurrency,
           rates, warmup, duration, seed, threads, tenantMix, out);

@@ -107,7 +107,8 @@ final class CharRadixTree {
       }
       Node n = leaf;
       // remove the tenant from the leaf and from ancestors no other child of the tenant keeps
-      while (n != root && n.tenants.containsKey(tenant) && !childHasTenant(n, tenant)) {
+      while (n != root && tenantChars[tenant] > maxChars && n.tenants.containsKey(tenant)
+          && !childHasTenant(n, tenant)) {
         n.tenants.remove(tenant);
         tenantChars[tenant] -= n.label.length();
         Node parent = java.util.Objects.requireNonNull(n.parent);

@@ -14,15 +14,16 @@ import org.jspecify.annotations.Nullable;
  * NVIDIA Dynamo's KV router with its defaults (overlap credit 1, prefill load scale 1, temperature 0): for each
  * worker, {@code cost = max(active prefill blocks + prompt blocks - overlap, 0) + active decode blocks}, lowest
  * wins, ties at random. Overlap comes from an index of the workers' KV events; active blocks from the router's own
- * account of the requests it sent: a request's uncached blocks count as prefill until its first token, its prompt
- * blocks as decode until it ends.
+ * account of the requests it sent, as Dynamo's {@code ActiveSequences} keeps it: a request's uncached blocks count
+ * as prefill until its first token, and a worker's decode blocks are the distinct blocks of its active requests
+ * (a prefix shared by several requests counts once), including the candidate request's own.
  */
 final class DynamoKvRouter implements FleetRouter {
 
   private final SplittableRandom random;
   private @Nullable EventPrefixIndex index;
   private long[] prefillBlocks = new long[0];
-  private long[] decodeBlocks = new long[0];
+  private java.util.List<java.util.HashMap<Long, Integer>> activeBlocks = java.util.List.of();
 
   DynamoKvRouter(long seed) {
     this.random = new SplittableRandom(seed);
@@ -37,7 +38,10 @@ final class DynamoKvRouter implements FleetRouter {
   public void start(FleetView fleet) {
     index = new EventPrefixIndex(fleet, fleet.engine(0).config().blockSize());
     prefillBlocks = new long[fleet.size()];
-    decodeBlocks = new long[fleet.size()];
+    activeBlocks = new java.util.ArrayList<>();
+    for (int i = 0; i < fleet.size(); i++) {
+      activeBlocks.add(new java.util.HashMap<>());
+    }
   }
 
   @Override
@@ -55,7 +59,14 @@ final class DynamoKvRouter implements FleetRouter {
     int chosen = 0;
     int ties = 0;
     for (int i = 0; i < prefillBlocks.length; i++) {
-      double cost = Math.max(prefillBlocks[i] + promptBlocks - overlap[i], 0) + decodeBlocks[i];
+      java.util.HashMap<Long, Integer> active = activeBlocks.get(i);
+      int fresh = promptBlocks - keys.size();
+      for (int b = 0; b < keys.size(); b++) {
+        if (!active.containsKey(keys.key(b))) {
+          fresh++;
+        }
+      }
+      double cost = Math.max(prefillBlocks[i] + promptBlocks - overlap[i], 0) + active.size() + fresh;
       if (cost < best) {
         best = cost;
         chosen = i;
@@ -67,7 +78,10 @@ final class DynamoKvRouter implements FleetRouter {
     int server = chosen;
     int prefill = promptBlocks - overlap[server];
     prefillBlocks[server] += prefill;
-    decodeBlocks[server] += promptBlocks;
+    java.util.HashMap<Long, Integer> active = activeBlocks.get(server);
+    for (int b = 0; b < keys.size(); b++) {
+      active.merge(keys.key(b), 1, Integer::sum);
+    }
     return new Decision() {
       private boolean prefilled;
 
@@ -87,7 +101,9 @@ final class DynamoKvRouter implements FleetRouter {
         if (!prefilled) {
           prefillBlocks[server] -= prefill;
         }
-        decodeBlocks[server] -= promptBlocks;
+        for (int b = 0; b < keys.size(); b++) {
+          active.computeIfPresent(keys.key(b), (k, n) -> n == 1 ? null : n - 1);
+        }
       }
     };
   }

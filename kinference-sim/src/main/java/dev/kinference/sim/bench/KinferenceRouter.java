@@ -31,18 +31,27 @@ final class KinferenceRouter implements FleetRouter {
 
   private final boolean precise;
   private final long seed;
+  private final String name;
+  private final java.util.function.UnaryOperator<Router.Builder> customizer;
   private @Nullable Router router;
   private EndpointState[] states = new EndpointState[0];
   private final Map<String, Integer> serverOf = new HashMap<>();
 
   KinferenceRouter(boolean precise, long seed) {
+    this(precise, seed, precise ? Routers.OURS : Routers.OURS_APPROX, b -> b);
+  }
+
+  /** A variant: the builder is customised after the fleet, index, tokenizer, clock and random are set. */
+  KinferenceRouter(boolean precise, long seed, String name, java.util.function.UnaryOperator<Router.Builder> customizer) {
     this.precise = precise;
     this.seed = seed;
+    this.name = name;
+    this.customizer = customizer;
   }
 
   @Override
   public String name() {
-    return precise ? "kinference-precise" : "kinference-approx";
+    return name;
   }
 
   @Override
@@ -50,8 +59,8 @@ final class KinferenceRouter implements FleetRouter {
     Fleet f = Fleet.of(view.endpoints());
     CacheIndex index = precise ? new PreciseCacheIndex()
         : ApproximateCacheIndex.builder().ticker(view::nowNanos).build();
-    this.router = Router.builder().fleet(f).cacheIndex(index).tokenizer(Prompts.TOKENIZER).ticker(view::nowNanos)
-        .random(new SplittableRandom(seed)).build();
+    this.router = customizer.apply(Router.builder().fleet(f).cacheIndex(index).tokenizer(Prompts.TOKENIZER)
+        .ticker(view::nowNanos).random(new SplittableRandom(seed))).build();
     this.states = new EndpointState[view.size()];
     for (int i = 0; i < states.length; i++) {
       String id = view.endpoints().get(i).id();

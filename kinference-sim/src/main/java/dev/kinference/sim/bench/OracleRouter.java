@@ -11,9 +11,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The upper bound on cache knowledge: reads each engine's true prefix cache and queue at the instant of routing (no
- * scrape interval, no event delay, no estimation) and sends the request where its first token is predicted soonest:
- * the prefill still queued there plus this request's uncached tokens, processed in chunks of the step budget left
- * by the running decodes, each step timed by the engine's own roofline. Near-ties (within 1%) at random.
+ * scrape interval, no event delay, no estimation) and sends the request to the server holding the longest cached
+ * prefix of it; among servers holding as much, to the one where its first token is predicted soonest (the prefill
+ * still queued there plus this request's uncached tokens, in chunks of the step budget left by the running decodes,
+ * each step timed by the engine's own roofline). Near-ties (within 1%) at random. Its prefix hit rate is what a
+ * router could reach with perfect, instant cache knowledge and greedy placement.
  */
 final class OracleRouter implements FleetRouter {
 
@@ -41,20 +43,27 @@ final class OracleRouter implements FleetRouter {
     FleetView view = java.util.Objects.requireNonNull(fleet);
     int n = view.size();
     double[] predicted = new double[n];
-    double best = Double.POSITIVE_INFINITY;
+    int[] cached = new int[n];
+    int mostCached = 0;
     for (int i = 0; i < n; i++) {
       SimEngine engine = view.engine(i);
       engine.advanceTo(Math.max(engine.now(), nowNanos));
-      int cached = engine.cachedPrefixTokens(request.promptTokens(), request.request().lora(),
+      cached[i] = engine.cachedPrefixTokens(request.promptTokens(), request.request().lora(),
           request.request().cacheSalt());
-      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached;
+      mostCached = Math.max(mostCached, cached[i]);
+      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached[i];
       predicted[i] = prefillSeconds(engine, work, engine.runningCount());
-      best = Math.min(best, predicted[i]);
+    }
+    double best = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < n; i++) {
+      if (cached[i] == mostCached) {
+        best = Math.min(best, predicted[i]);
+      }
     }
     int chosen = 0;
     int ties = 0;
     for (int i = 0; i < n; i++) {
-      if (predicted[i] <= best * 1.01 + 1e-9 && random.nextInt(++ties) == 0) {
+      if (cached[i] == mostCached && predicted[i] <= best * 1.01 + 1e-9 && random.nextInt(++ties) == 0) {
         chosen = i;
       }
     }

@@ -54,8 +54,8 @@ public final class Routers {
       case "sglang-cache-aware" -> "SGLang cache_aware: character radix tree, thresholds 64 / 1.5 / 0.3";
       case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate 64-char prefix blocks";
       case "llm-d-precise" -> "llm-d default profile (prefix 3, queue 2, kv 2), precise prefix from KV events";
-      case "dynamo-kv" -> "Dynamo KV router: prefill blocks - overlap + decode blocks";
-      case ORACLE -> "oracle: true cache and queue state at routing time";
+      case "dynamo-kv" -> "Dynamo KV router: active prefill + prompt - overlap blocks, + distinct active blocks";
+      case ORACLE -> "oracle: longest true cached prefix at routing time, then soonest predicted first token";
       default -> name;
     };
   }

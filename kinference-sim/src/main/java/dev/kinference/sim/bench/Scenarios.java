@@ -39,9 +39,13 @@ public final class Scenarios {
 
   /**
    * The Kinference experiment's shape: 3 servers, one L40S each, a ~27B model in FP8 (Qwen3.5-27B-like), vLLM
-   * defaults; shared-prefix, multi-turn and unique-prompt workloads swept over closed-loop concurrency 1 to 64.
-   * The shared prefixes (32 groups of 6,000 tokens, 192K tokens) fit in the fleet's combined KV cache (about 3 x 135K
-   * tokens) but not in one server's: the regime in which routing decides whether prompts hit the cache.
+   * defaults; shared-prefix, multi-turn and unique-prompt workloads swept over closed-loop concurrency 1 to 64; SLO
+   * TTFT at most 1 s.
+   *
+   * <p>The shared prefixes (48 groups of 6,000 tokens: 288K tokens) are twice one server's KV cache (136K tokens) and
+   * fit in the fleet's (408K): the regime in which the router decides whether prompts hit the cache, as in llm-d's
+   * experiment (150 groups of 6,000 tokens over 8 servers of 318K). Conversations carry a growing history (4 to 12
+   * turns of 400-token messages and 300-token answers over a 2,000-token application prompt).
    */
   public static Benchmark.Scenario kinferencePaper() {
     EngineSpec engine = EngineSpec.of(GpuSpec.L40S, ModelSpec.QWEN3_5_27B_FP8, 1);
@@ -52,36 +56,43 @@ public final class Scenarios {
             + "concurrency sweep; SLO TTFT <= 1 s",
         VirtualFleet.Settings.of(3, engine, SEED),
         List.of(
-            new Benchmark.WorkloadSpec("shared-prefix",
-                seed -> new SharedPrefixWorkload(model, 32, 6, 6000, 800, 200, null, seed), sweep),
-            new Benchmark.WorkloadSpec("multi-turn",
-                seed -> new MultiTurnWorkload(model, 4, 1500, 3, 8, 200, 250, Duration.ofSeconds(5), null, seed),
-                sweep),
-            new Benchmark.WorkloadSpec("unique",
-                seed -> new UniquePromptWorkload(model, 2000, 200, null, seed), sweep)),
+            new Benchmark.WorkloadSpec("shared-prefix", seed -> sharedPrefix(model, null, seed), sweep),
+            new Benchmark.WorkloadSpec("multi-turn", seed -> multiTurn(model, null, seed), sweep),
+            new Benchmark.WorkloadSpec("unique", seed -> unique(model, null, seed), sweep)),
         new VirtualFleet.Window(Duration.ofSeconds(60), Duration.ofSeconds(300), Duration.ofSeconds(300)),
         new Slo(Duration.ofSeconds(1), Duration.ZERO), Routers.ALL);
   }
 
+  static SharedPrefixWorkload sharedPrefix(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
+    return new SharedPrefixWorkload(model, 48, 6, 6000, 1000, 100, tenant, seed);
+  }
+
+  static MultiTurnWorkload multiTurn(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
+    return new MultiTurnWorkload(model, 4, 2000, 4, 12, 400, 300, Duration.ofSeconds(5), tenant, seed);
+  }
+
+  static UniquePromptWorkload unique(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
+    return new UniquePromptWorkload(model, 2000, 200, tenant, seed);
+  }
+
   /**
-   * llm-d's precise-prefix experiment (8 pods x 2 H100, Qwen3-32B, 150 groups x 5 users, 6,000-token prefix +
-   * 1,200-token question, 1,000 output tokens, Poisson 3 to 60 QPS) scaled down by 4 to run in minutes: 2 servers of
-   * 2 H100 each, 38 groups x 5 users (so the prefixes again exceed one server's cache, 228K vs 318K tokens... with
-   * the questions), the same prompt and answer lengths, Poisson 0.75 to 15 QPS.
+   * llm-d's precise-prefix experiment at full scale: 8 servers of 2x H100 (tensor parallel 2), Qwen3-32B, 150 groups x
+   * 5 users, 6,000-token shared prefix + 1,200-token question, 1,000 output tokens, Poisson arrivals from 3 to 60
+   * requests per second; SLO TTFT at most 2 s. Shortened in time only: 30 s warm-up and 120 s measured per rate.
    */
   public static Benchmark.Scenario llmd() {
     EngineSpec engine = EngineSpec.of(GpuSpec.H100, ModelSpec.QWEN3_32B, 2);
     String model = engine.servedModelName();
-    List<LoadPattern> sweep = List.of(new LoadPattern.Poisson(0.75), new LoadPattern.Poisson(1.5),
-        new LoadPattern.Poisson(3), new LoadPattern.Poisson(6), new LoadPattern.Poisson(10),
-        new LoadPattern.Poisson(15));
+    List<LoadPattern> sweep = List.of(new LoadPattern.Poisson(3), new LoadPattern.Poisson(6),
+        new LoadPattern.Poisson(10), new LoadPattern.Poisson(15), new LoadPattern.Poisson(30),
+        new LoadPattern.Poisson(60));
     return new Benchmark.Scenario("llm-d",
-        "llm-d's precise prefix-cache experiment scaled 1/4: 2 servers of 2x H100, Qwen3-32B, 38 groups x 5 users, "
-            + "6,000 + 1,200 tokens in, 1,000 out, Poisson 0.75-15 QPS; SLO TTFT <= 2 s",
-        VirtualFleet.Settings.of(2, engine, SEED),
+        "llm-d's precise prefix-cache experiment: 8 servers of 2x H100, Qwen3-32B, 150 groups x 5 users, "
+            + "6,000 + 1,200 tokens in, 1,000 out, Poisson 3-60 QPS; SLO TTFT <= 2 s",
+        VirtualFleet.Settings.of(8, engine, SEED),
         List.of(new Benchmark.WorkloadSpec("shared-prefix",
-            seed -> new SharedPrefixWorkload(model, 38, 5, 6000, 1200, 1000, null, seed), sweep)),
-        new VirtualFleet.Window(Duration.ofSeconds(30), Duration.ofSeconds(180), Duration.ofSeconds(300)),
+            seed -> new SharedPrefixWorkload(model, 150, 5, 6000, 1200, 1000, null, seed), sweep)),
+        new VirtualFleet.Window(Duration.ofSeconds(30), Duration.ofSeconds(120), Duration.ofSeconds(180)),
         new Slo(Duration.ofSeconds(2), Duration.ZERO), Routers.ALL);
   }
 
@@ -107,11 +118,9 @@ public final class Scenarios {
   /** A tenant mix on the Kinference fleet: shared-prefix, multi-turn and unique tenants at once. */
   public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep) {
     return new Benchmark.WorkloadSpec("tenant-mix", seed -> new TenantMixWorkload(List.of(
-        new TenantMixWorkload.Part("docs-bot", 2,
-            new SharedPrefixWorkload(model, 16, 6, 6000, 800, 200, "docs-bot", seed)),
-        new TenantMixWorkload.Part("chat", 2,
-            new MultiTurnWorkload(model, 4, 1500, 3, 8, 200, 250, Duration.ofSeconds(5), "chat", seed + 1)),
-        new TenantMixWorkload.Part("batch", 1, new UniquePromptWorkload(model, 2000, 200, "batch", seed + 2)))),
+        new TenantMixWorkload.Part("docs-bot", 2, sharedPrefix(model, "docs-bot", seed)),
+        new TenantMixWorkload.Part("chat", 2, multiTurn(model, "chat", seed + 1)),
+        new TenantMixWorkload.Part("batch", 1, unique(model, "batch", seed + 2)))),
         sweep);
   }
 

@@ -33,7 +33,7 @@ class KinferenceRouterTest {
     List<KvEventBatch> batches = new ArrayList<>();
     SimEngine withEvents = SimEngine.builder().gpu(engine.config().gpu()).model(engine.config().model())
         .servedModelName("m").numGpuBlocks(100).kvEventListener(batches::add).build();
-    withEvents.submit(SimRequest.of("warm", warm.promptTokens(), 3), RequestListener.NONE);
+    withEvents.submit(SimRequest.of("warm", warm.promptTokens(), 1), RequestListener.NONE);
     while (withEvents.nextEventNanos() != Long.MAX_VALUE) {
       withEvents.advanceTo(withEvents.nextEventNanos());
     }

@@ -144,8 +144,10 @@ class WorkloadTest {
 
   @Test
   void aMalformedTraceLineIsReportedWithItsNumber() {
-    String trace = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [1]}\n"
-        + "{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 5\n";
+    String trace = """
+        {"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [1]}
+        {"timestamp": 5, "input_length": 10, "output_length": 5
+        """;
     assertThatThrownBy(() -> MooncakeTrace.read(new StringReader(trace), "m", 0, "t.jsonl"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("t.jsonl line 2");
     String missing = "{\"timestamp\": 0, \"output_length\": 5, \"hash_ids\": []}\n";
