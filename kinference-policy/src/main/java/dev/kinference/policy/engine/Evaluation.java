@@ -560,7 +560,7 @@ final class Evaluation {
       }
     }
 
-    // 5. The rewritten request.
+    // 4. The rewritten request.
     String model = servedModel != null ? servedModel : t.servedModel();
     int newPriority = priority != null ? priority : request.priority();
     InferenceRequest out = request;

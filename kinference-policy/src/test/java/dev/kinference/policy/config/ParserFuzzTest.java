@@ -95,7 +95,7 @@ class ParserFuzzTest {
         }));
   }
 
-  @Property(tries = 300)
+  @Property(tries = 200)
   void arbitraryResourceTreesAreValidatedNotThrown(@ForAll("resources") Map<String, Object> resource) {
     Parsed p = PolicyLoader.parse(resource, "k8s");
     assertThat(p.ok()).isEqualTo(p.problems().stream().noneMatch(Problem::isError));
