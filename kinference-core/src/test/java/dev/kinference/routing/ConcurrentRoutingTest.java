@@ -89,7 +89,7 @@ class ConcurrentRoutingTest {
         int seed = 100 + r;
         routers.add(pool.submit(() -> {
           SplittableRandom random = new SplittableRandom(seed);
-          for (int i = 0; i < 3_000; i++) {
+          for (int i = 0; i < 1_500; i++) {
             InferenceRequest request = InferenceRequest.builder(MODEL).system(shared)
                 .user("question " + random.nextInt(1_000_000)).sessionId(random.nextBoolean() ? "s" + i % 7 : null)
                 .build();
@@ -120,14 +120,15 @@ class ConcurrentRoutingTest {
       stop.set(true);
       pool.shutdownNow();
     }
-    assertThat(routed.get()).isEqualTo(12_000);
+    assertThat(routed.get()).isEqualTo(6_000);
     for (EndpointState e : router.fleet().endpoints()) {
       assertThat(e.inFlight()).as("in flight on %s", e.id()).isZero();
       assertThat(e.awaitingFirstToken()).isZero();
       assertThat(e.pendingPrefillTokens()).isZero();
     }
     if (kind.equals("approximate")) {
-      // after the storm, the shared context is still found where it was last routed
+      // after the storm (writers may have cleared any endpoint until they stopped), the index still learns
+      router.route(InferenceRequest.builder(MODEL).system(shared).user("warm").build()).reportFinished(Usage.UNKNOWN);
       RoutingDecision d = router.route(InferenceRequest.builder(MODEL).system(shared).user("anchor").build());
       assertThat(d.cachedPrefixTokens()).isGreaterThan(anchorPrompt.tokenCount() / 2);
     }

@@ -14,6 +14,8 @@ import picocli.CommandLine.Command;
     description = "Cache-aware routing for vLLM fleets: simulate, benchmark, check policies, serve.",
     subcommands = {
         CommandLine.HelpCommand.class,
+        DemoCommand.class,
+        BenchCommand.class,
         CheckCommand.class,
     })
 public final class KinferenceCommand implements Runnable {

@@ -208,9 +208,10 @@ public final class BuiltinPersonalDataDetector implements PersonalDataDetector {
 
   private static @Nullable PersonalDataKind classifyNumber(CharSequence s, int start, char[] d, int nd,
       int[] groupLens, int groups, int seps, boolean plus, boolean paren, boolean dotSep) {
-    if (!plus && !paren && groups == 3 && groupLens[0] == 3 && groupLens[1] == 2 && groupLens[2] == 4
-        && s.charAt(start + 3) == '-' && s.charAt(start + 6) == '-' && validSsn(d)) {
-      return PersonalDataKind.NATIONAL_ID;
+    boolean ssnShape = !plus && !paren && groups == 3 && groupLens[0] == 3 && groupLens[1] == 2
+        && groupLens[2] == 4 && s.charAt(start + 3) == '-' && s.charAt(start + 6) == '-';
+    if (ssnShape) {
+      return validSsn(d) ? PersonalDataKind.NATIONAL_ID : null;
     }
     if (!plus && !paren && nd >= 13 && nd <= 19 && !dotSep && luhn(d, nd) && knownIssuer(d, nd)) {
       return PersonalDataKind.PAYMENT_CARD;

@@ -156,9 +156,9 @@ final class YamlReader {
       boolean isMap = e.getEventId() == Event.ID.MappingStart;
       checkTag(e.getTag(), isMap ? Tag.MAP : Tag.SEQ, p);
       if (stack.size() >= MAX_DEPTH) {
-        problems.error(p, "", "nested more than " + MAX_DEPTH + " levels deep");
-        skipDepth = 1;
-        skipFillsSlot = true;
+        // stop here: the parser's cost grows faster than linearly with nesting, so hostile input must not go on
+        problems.error(p, "", "nested more than " + MAX_DEPTH + " levels deep; the rest of the source is not read");
+        aborted = true;
         return;
       }
       Frame top = stack.peek();

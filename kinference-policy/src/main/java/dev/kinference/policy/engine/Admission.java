@@ -79,6 +79,11 @@ public final class Admission implements AutoCloseable {
     return reservedOutputTokens;
   }
 
+  /** When the reservation was made, in the store's milliseconds (its sliding windows place it there). */
+  public long reservedAtMillis() {
+    return granted.atMillis();
+  }
+
   /** The estimated cost reserved against the budget, in micro-units. */
   public long estimatedCostMicros() {
     return estimatePrice.costMicros(estimatedInputTokens, 0, reservedOutputTokens);

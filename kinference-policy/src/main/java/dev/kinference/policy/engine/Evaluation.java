@@ -479,8 +479,11 @@ final class Evaluation {
     Target t = java.util.Objects.requireNonNull(target);
     // 1. Requests that must stay local: personal data, or a requireLocal rule.
     String localReason = null;
-    boolean mayLeave = t.isExternal() || !fallback.isEmpty();
-    if (mayLeave || explaining) {
+    // Whether the prompt holds personal data matters when it could leave, or when its pool is full (it then
+    // queues or is refused); otherwise the detector is not run.
+    boolean matters = t.isExternal() || !fallback.isEmpty()
+        || (t instanceof Target.Pools tp && state(tp.pools()).saturated());
+    if (matters || explaining) {
       PersonalData pd = personalData();
       if (pd.found()) {
         localReason = "the prompt contains personal data (" + pd.describe() + "), which never leaves local pools";
@@ -557,7 +560,7 @@ final class Evaluation {
       }
     }
 
-    // 5. The rewritten request.
+    // 4. The rewritten request.
     String model = servedModel != null ? servedModel : t.servedModel();
     int newPriority = priority != null ? priority : request.priority();
     InferenceRequest out = request;

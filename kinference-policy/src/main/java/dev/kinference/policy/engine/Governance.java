@@ -166,7 +166,7 @@ public final class Governance {
         long end = budget.period().end(at).toEpochMilli();
         long limitMicros = Math.round(budget.limit() * 1e6);
         demands.add(new Demand("tenant/" + tenant.name() + ":budget", new Window.Period(start, end), limitMicros,
-            price.costMicros(input, 0, output), "the " + budget.period().yamlName() + "ly budget of "
+            price.costMicros(input, 0, output), "the " + adjective(budget.period()) + " budget of "
                 + money(limitMicros, budget.currency()) + " of tenant " + tenant.name()));
         kinds.add(Admission.Kind.COST);
       }
@@ -303,6 +303,15 @@ public final class Governance {
       store.cancel(granted, clock.millis());
     }
     accounting.recordRejected(a.tenant(), a.model());
+  }
+
+  private static String adjective(Tenant.Period p) {
+    return switch (p) {
+      case HOUR -> "hourly";
+      case DAY -> "daily";
+      case WEEK -> "weekly";
+      case MONTH -> "monthly";
+    };
   }
 
   private static String currency(Tenant.@Nullable Budget b) {

@@ -12,7 +12,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A sliding window of length L is kept as 61 buckets of L/60 each; a reservation is placed in the bucket of its
  * time, and the window counts the current bucket and the 60 before it, so it covers at least L and the limit holds
- * over every window of length L. A period counter restarts when a reservation names a new period. A concurrency
+ * over every window of length L. Buckets later than the caller's time count too, so callers whose clock readings
+ * arrive out of order (concurrent threads) never miss each other's reservations. A period counter restarts when a reservation names a new period. A concurrency
  * counter holds reserved amounts until they are settled.
  *
  * <p>Thread-safe without a global lock: each counter has its own lock, and a reservation locks the counters it
@@ -151,10 +152,12 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
         case Window.Sliding s -> {
           long epoch = epoch(s, now);
           int b = (int) Math.floorMod(epoch, (long) BUCKETS);
-          if (epochs[b] != epoch) {
+          if (epochs[b] < epoch) {
             epochs[b] = epoch;
             amounts[b] = 0;
           }
+          // a slot already holding a later time (another thread read the clock after this one) takes the amount:
+          // it then counts a little longer, never shorter
           amounts[b] = saturatedAdd(amounts[b], amount);
         }
         case Window.Period p -> {
@@ -210,7 +213,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
       long cur = epoch(s, now);
       long sum = 0;
       for (int i = 0; i < BUCKETS; i++) {
-        if (epochs[i] > cur - BUCKETS && epochs[i] <= cur) {
+        // later buckets count too: a caller whose clock reading is older than another's still sees its amounts
+        if (epochs[i] > cur - BUCKETS) {
           sum = saturatedAdd(sum, amounts[i]);
         }
       }

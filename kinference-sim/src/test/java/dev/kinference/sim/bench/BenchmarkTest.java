@@ -1,0 +1,111 @@
+package dev.kinference.sim.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.LoadPattern;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BenchmarkTest {
+
+  private static Benchmark.Scenario tiny() {
+    return Scenarios.smoke().withRouters(List.of(Routers.OURS, Routers.RANDOM, Routers.LEAST_REQUEST,
+            Routers.ORACLE))
+        .withLoads(List.of(new LoadPattern.ClosedLoop(2), new LoadPattern.ClosedLoop(8)))
+        .withWindow(new VirtualFleet.Window(Duration.ofSeconds(3), Duration.ofSeconds(8), Duration.ofSeconds(30)));
+  }
+
+  @Test
+  void aSmallBenchmarkWritesEveryReport(@TempDir Path dir) throws Exception {
+    BenchmarkResult result = Benchmark.run(tiny(), Benchmark.Progress.NONE, 1);
+    assertThat(result.runs()).hasSize(3 * 2 * 4);
+    assertThat(result.workloads()).containsExactly("shared-prefix", "multi-turn", "unique");
+    assertThat(result.routers()).containsExactly(Routers.OURS, Routers.RANDOM, Routers.LEAST_REQUEST,
+        Routers.ORACLE);
+    for (RunResult r : result.runs()) {
+      assertThat(r.requests()).as(r.router() + " " + r.workload()).isPositive();
+      assertThat(r.finished()).isEqualTo(r.requests());
+    }
+    assertThat(result.pooledHitRate("shared-prefix", Routers.OURS))
+        .isGreaterThan(result.pooledHitRate("shared-prefix", Routers.RANDOM));
+
+    Reports.Written w = Reports.writeAll(result, dir, "tiny");
+    JsonNode json = new ObjectMapper().readTree(w.json().toFile());
+    assertThat(json.get("scenario").asText()).isEqualTo("smoke");
+    assertThat(json.get("runs")).hasSize(24);
+    assertThat(json.get("runs").get(0).get("ttftSeconds").get("p50").asDouble()).isPositive();
+    assertThat(json.get("targets").size()).isPositive();
+    List<String> csv = Files.readAllLines(w.csv());
+    assertThat(csv).hasSize(25);
+    assertThat(csv.get(0)).startsWith("workload,router,load,x,");
+    String html = Files.readString(w.html());
+    assertThat(html).contains("echarts.init").contains("\"scenario\":\"smoke\"").contains("Apache Software Foundation");
+    assertThat(html).doesNotContain("</script><script>const data = </script>");
+    assertThat(Files.readString(w.table())).contains("== shared-prefix ==").contains("Targets for");
+  }
+
+  @Test
+  void theResultDoesNotDependOnTheThreadCount() {
+    Benchmark.Scenario s = tiny().withWorkloads(List.of("shared-prefix"))
+        .withRouters(List.of(Routers.OURS, Routers.RANDOM));
+    BenchmarkResult one = Benchmark.run(s, Benchmark.Progress.NONE, 1);
+    BenchmarkResult two = Benchmark.run(s, Benchmark.Progress.NONE, 2);
+    assertThat(Reports.csv(two).lines().map(BenchmarkTest::withoutWallTime).toList())
+        .isEqualTo(Reports.csv(one).lines().map(BenchmarkTest::withoutWallTime).toList());
+  }
+
+  private static String withoutWallTime(String csvLine) {
+    return csvLine.substring(0, csvLine.lastIndexOf(','));
+  }
+
+  @Test
+  void thePlanAppliesItsOverridesAndRejectsNonsense(@TempDir Path dir) {
+    BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, 3, List.of(Routers.OURS, Routers.RANDOM),
+        List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, dir);
+    Benchmark.Scenario s = plan.toScenario();
+    assertThat(s.routers()).containsExactly(Routers.OURS, Routers.RANDOM);
+    assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.loads())
+        .containsExactly(new LoadPattern.ClosedLoop(3)));
+    assertThat(s.window().measure()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(s.fleet().seed()).isEqualTo(99);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    plan.run(new PrintStream(out, true, StandardCharsets.UTF_8), true);
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("Report:").contains("smoke.html");
+    assertThat(dir.resolve("smoke.html")).exists();
+
+    assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, 3, List.of(), List.of(), List.of(), List.of(), -1, 0,
+        null, 1, false, dir).toScenario()).hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
+    assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of("magic"), List.of(), List.of(),
+        List.of(), -1, 0, null, 1, false, dir).toScenario()).hasMessageContaining("unknown router");
+    assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of(), List.of(), List.of(2), List.of(1.0),
+        -1, 0, null, 1, false, dir)).hasMessageContaining("not both");
+  }
+
+  @Test
+  void aTraceReplaysThroughTheFleet(@TempDir Path dir) throws Exception {
+    Path trace = dir.resolve("t.jsonl");
+    try (var in = getClass().getResourceAsStream("/traces/mooncake-sample.jsonl")) {
+      Files.copy(java.util.Objects.requireNonNull(in), trace);
+    }
+    Benchmark.Scenario s = Scenarios.trace(trace, 1, 2).withRouters(List.of(Routers.OURS, Routers.RANDOM));
+    BenchmarkResult result = Benchmark.run(s, Benchmark.Progress.NONE, 1);
+    assertThat(result.runs()).hasSize(2);
+    for (RunResult r : result.runs()) {
+      assertThat(r.requests()).isEqualTo(200);
+      assertThat(r.finished()).isEqualTo(200);
+    }
+    assertThat(result.pooledHitRate("trace", Routers.OURS)).isGreaterThan(result.pooledHitRate("trace",
+        Routers.RANDOM));
+  }
+}

@@ -1,0 +1,87 @@
+package dev.kinference.sim.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kinference.sim.engine.GpuSpec;
+import dev.kinference.sim.engine.ModelSpec;
+import dev.kinference.sim.fleet.EngineSpec;
+import dev.kinference.sim.fleet.FleetRouter;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.SharedPrefixWorkload;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ComparisonRoutersTest {
+
+  @Test
+  void theRadixTreeMatchesTheLongestPrefixAndTracksEachTenantsSize() {
+    CharRadixTree tree = new CharRadixTree(3);
+    tree.insert("hello world", 0, 1);
+    tree.insert("hello there", 1, 2);
+    assertThat(tree.match("hello world!")).isEqualTo(new CharRadixTree.Match(11, 0));
+    assertThat(tree.match("hello th")).isEqualTo(new CharRadixTree.Match(8, 1));
+    assertThat(tree.match("goodbye").matchedChars()).isZero();
+    assertThat(tree.size(0)).isEqualTo(11);
+    assertThat(tree.size(1)).isEqualTo(11);
+    assertThat(tree.smallestTenant()).isEqualTo(2);
+    tree.evict(0, 6);
+    assertThat(tree.size(0)).isEqualTo(6);
+    // "world" had no other tenant and is gone; tenant 1 still holds "hello "
+    assertThat(tree.match("hello world")).isEqualTo(new CharRadixTree.Match(6, 1));
+  }
+
+  @Test
+  void sglangFollowsMatchesAboveThirtyPercentAndOtherwiseTheSmallestTree() {
+    SglangCacheAwareRouter r = new SglangCacheAwareRouter();
+    r.start(new FakeView(3));
+    FleetRouter.Decision a = r.route(FakeView.request("a", "system prompt for everyone, question one"), 0);
+    FleetRouter.Decision b = r.route(FakeView.request("b", "something else entirely"), 0);
+    assertThat(b.server()).isNotEqualTo(a.server());
+    FleetRouter.Decision c = r.route(FakeView.request("c", "system prompt for everyone, question two"), 0);
+    assertThat(c.server()).isEqualTo(a.server());
+  }
+
+  @Test
+  void llmdApproximateRemembersWhereItSentAPrompt() {
+    LlmdRouter r = new LlmdRouter(false, 1);
+    r.start(new FakeView(4));
+    String text = "x".repeat(64 * 10);
+    int first = r.route(FakeView.request("a", text), 0).server();
+    for (int i = 0; i < 5; i++) {
+      assertThat(r.route(FakeView.request("b" + i, text + i), 0).server()).isEqualTo(first);
+    }
+  }
+
+  @Test
+  void dynamoSendsToTheCheapestWorker() {
+    DynamoKvRouter r = new DynamoKvRouter(1);
+    r.start(new FakeView(2));
+    FleetRouter.Decision a = r.route(FakeView.request("a", "p"), 0);
+    FleetRouter.Decision b = r.route(FakeView.request("b", "q"), 0);
+    assertThat(b.server()).isNotEqualTo(a.server());
+  }
+
+  @Test
+  void cacheAwareRoutersHitTheCacheFarMoreThanRandomOnSharedPrefixes() {
+    EngineSpec engine = EngineSpec.of(GpuSpec.H100, ModelSpec.QWEN3_8B, 1).withNumGpuBlocks(1200);
+    VirtualFleet fleet = VirtualFleet.of(VirtualFleet.Settings.of(3, engine, 11));
+    // (Dynamo is left out: its cost counts every active block, so load outweighs a prefix this size)
+    VirtualFleet.Window window = new VirtualFleet.Window(Duration.ofSeconds(5), Duration.ofSeconds(15),
+        Duration.ofSeconds(30));
+    double random = hitRate(fleet, window, "random");
+    for (String name : new String[] {Routers.OURS, Routers.OURS_APPROX, "sglang-cache-aware", "llm-d-precise",
+        "llm-d-approx", Routers.ORACLE}) {
+      assertThat(hitRate(fleet, window, name)).as(name).isGreaterThan(random + 0.2);
+    }
+  }
+
+  private static double hitRate(VirtualFleet fleet, VirtualFleet.Window window, String router) {
+    RunResult result = new RunResult(router, "shared", new LoadPattern.ClosedLoop(6),
+        new Slo(Duration.ofSeconds(1), Duration.ZERO), 15);
+    fleet.run(new SharedPrefixWorkload("Qwen3-8B", 30, 2, 1500, 100, 20, null, 3), new LoadPattern.ClosedLoop(6),
+        window, Routers.create(router, 5), result);
+    assertThat(result.finished()).isPositive();
+    return result.prefixHitRate();
+  }
+}

@@ -1,0 +1,69 @@
+package dev.kinference.sim.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine model against published vLLM figures (deterministic computations, not timings). The bounds are the
+ * accuracy claimed in {@code kinference-sim/README.md}; the throughput figures whose published setup is not fully
+ * known are printed, not asserted.
+ */
+class CalibrationTest {
+
+  @Test
+  void latencyFiguresAreReproducedWithinFifteenPercentAndDecodeWithinTwentyFive() {
+    List<Calibration.Point> points = Calibration.points();
+    System.out.print(Calibration.table(points));
+    for (Calibration.Point p : points) {
+      if (p.metric().equals("batch latency")) {
+        assertThat(Math.abs(p.error())).as(p.setup()).isLessThan(0.15);
+      }
+      if (p.metric().equals("TPOT")) {
+        assertThat(Math.abs(p.error())).as(p.setup()).isLessThan(0.25);
+      }
+    }
+  }
+
+  @Test
+  void prefillIsComputeBoundAndDecodeBandwidthBound() {
+    StepCostModel h100 = new StepCostModel(GpuSpec.H100, ModelSpec.QWEN3_8B, 1);
+    // one decode: about the time to read the weights once at the calibrated bandwidth efficiency
+    double weightsSeconds = ModelSpec.QWEN3_8B.weightBytes() / (3350e9 * GpuSpec.H100.bandwidthEfficiency());
+    assertThat(h100.decodeStepSeconds(1, 100)).isBetween(weightsSeconds, weightsSeconds * 1.15);
+    // batching decodes is nearly free while bandwidth-bound
+    assertThat(h100.decodeStepSeconds(16, 100)).isLessThan(h100.decodeStepSeconds(1, 100) * 1.2);
+    // a long prefill costs about linearly in its tokens (compute-bound)
+    double p4k = h100.prefillSeconds(4096, 8192);
+    double p8k = h100.prefillSeconds(8192, 8192);
+    assertThat(p8k / p4k).isBetween(1.9, 2.3);
+    // FP8 weights double the matmul rate on Hopper and Ada, not on Ampere
+    assertThat(GpuSpec.H100.matmulFlops(Dtype.FP8)).isEqualTo(2 * GpuSpec.H100.matmulFlops(Dtype.BF16), within());
+    assertThat(GpuSpec.A100_80G.matmulFlops(Dtype.FP8)).isEqualTo(GpuSpec.A100_80G.matmulFlops(Dtype.BF16));
+  }
+
+  private static org.assertj.core.data.Offset<Double> within() {
+    org.assertj.core.data.Offset<Double> o = org.assertj.core.data.Offset.offset(GpuSpec.H100.bf16Flops() * 0.01);
+    return o;
+  }
+
+  @Test
+  void kvBlocksFollowFromMemoryLeftAfterWeights() {
+    EngineConfig small = SimEngine.builder().gpu(GpuSpec.H100).model(ModelSpec.QWEN3_8B).build().config();
+    EngineConfig big = SimEngine.builder().gpu(GpuSpec.H200).model(ModelSpec.QWEN3_8B).build().config();
+    EngineConfig tp2 = SimEngine.builder().gpu(GpuSpec.H100).model(ModelSpec.QWEN3_8B).tensorParallel(2).build()
+        .config();
+    // H100: 0.9 x 79.6 GiB - 16.4 GB of weights - activations and runtime ~ 52 GB / 2.25 MiB a block
+    assertThat(small.numGpuBlocks()).isBetween(22_000, 27_000);
+    assertThat(big.numGpuBlocks()).isGreaterThan(2 * small.numGpuBlocks() - 5_000);
+    assertThat(tp2.numGpuBlocks()).isGreaterThan(2 * small.numGpuBlocks());
+    assertThat(small.maxNumBatchedTokens()).isEqualTo(8192);
+    assertThat(small.maxNumSeqs()).isEqualTo(1024);
+    EngineConfig l40s = SimEngine.builder().gpu(GpuSpec.L40S).model(ModelSpec.QWEN3_5_27B_FP8).build().config();
+    assertThat(l40s.maxNumBatchedTokens()).isEqualTo(2048);
+    assertThat(l40s.maxNumSeqs()).isEqualTo(256);
+    assertThat(l40s.kvCapacityTokens()).isBetween(100_000L, 180_000L);
+    assertThat(l40s.stateBlocksPerSequence()).isEqualTo(48);
+  }
+}
