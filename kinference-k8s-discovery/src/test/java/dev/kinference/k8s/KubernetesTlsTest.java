@@ -166,6 +166,15 @@ class KubernetesTlsTest {
   }
 
   @Test
+  void anExpiredServerCertificateIsReportedAsExpired() throws Exception {
+    start(TestPki.expiredServer(clusterCa));
+    assertThatThrownBy(() -> get(trusting(clusterCa).build()))
+        .isInstanceOf(SSLHandshakeException.class)
+        .hasMessageStartingWith("cannot connect securely to the API server " + server.uri()
+            + ": its certificate has expired or is not yet valid");
+  }
+
+  @Test
   void insecureSkipTlsVerifyAcceptsAnUntrustedCertificateForAnotherHost() throws Exception {
     start(TestPki.serverForAnotherHost(otherCa));
     KubernetesConfig config = KubernetesConfig.builder(server.uri()).insecureSkipTlsVerify(true).token("t").build();

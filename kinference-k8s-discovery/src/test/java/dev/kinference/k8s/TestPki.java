@@ -119,6 +119,16 @@ final class TestPki {
     return server(ca, new GeneralNames(new GeneralName(GeneralName.dNSName, "api.elsewhere.example")));
   }
 
+  /** A server certificate for 127.0.0.1 that expired yesterday. */
+  static Issued expiredServer(Issued ca) {
+    KeyPair keys = ecKeys();
+    Instant now = Instant.now();
+    return new Issued(keys, sign(new X500Name("CN=kube-apiserver"), keys, issuer(ca), ca.keys().getPrivate(),
+        now.minus(Duration.ofDays(2)), now.minus(Duration.ofDays(1)), builder -> builder.addExtension(
+            Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName(GeneralName.iPAddress,
+                "127.0.0.1")))));
+  }
+
   private static Issued server(Issued ca, GeneralNames names) {
     KeyPair keys = ecKeys();
     return new Issued(keys, sign(new X500Name("CN=kube-apiserver"), keys, issuer(ca), ca.keys().getPrivate(),
@@ -148,11 +158,17 @@ final class TestPki {
 
   private static X509Certificate sign(X500Name subject, KeyPair keys, X500Name issuer, PrivateKey issuerKey,
       Extensions extensions) {
+    Instant now = Instant.now();
+    return sign(subject, keys, issuer, issuerKey, now.minus(Duration.ofHours(1)), now.plus(Duration.ofDays(1)),
+        extensions);
+  }
+
+  private static X509Certificate sign(X500Name subject, KeyPair keys, X500Name issuer, PrivateKey issuerKey,
+      Instant notBefore, Instant notAfter, Extensions extensions) {
     try {
-      Instant now = Instant.now();
       X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(issuer,
-          BigInteger.valueOf(SERIAL.incrementAndGet()), Date.from(now.minus(Duration.ofHours(1))),
-          Date.from(now.plus(Duration.ofDays(1))), subject, keys.getPublic());
+          BigInteger.valueOf(SERIAL.incrementAndGet()), Date.from(notBefore), Date.from(notAfter), subject,
+          keys.getPublic());
       extensions.add(b);
       String algorithm = issuerKey.getAlgorithm().equals("RSA") ? "SHA256withRSA" : "SHA256withECDSA";
       return new JcaX509CertificateConverter().getCertificate(
