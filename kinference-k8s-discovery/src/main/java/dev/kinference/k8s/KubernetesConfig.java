@@ -125,9 +125,10 @@ public final class KubernetesConfig {
   }
 
   /**
-   * The current context of a kubeconfig file. Relative paths in it are relative to its directory. Supported: {@code server}, {@code certificate-authority(-data)},
+   * The current context of a kubeconfig file. Supported: {@code server}, {@code certificate-authority(-data)},
    * {@code insecure-skip-tls-verify}, {@code token}, {@code tokenFile}, {@code client-certificate(-data)},
-   * {@code client-key(-data)}, {@code exec} plugins returning a token, and the context's namespace.
+   * {@code client-key(-data)}, {@code exec} plugins returning a token, and the context's namespace. Relative paths
+   * in the file are relative to its directory.
    *
    * @throws IllegalArgumentException naming the file, the cluster or user, and the field that is missing, invalid
    *     or unsupported
