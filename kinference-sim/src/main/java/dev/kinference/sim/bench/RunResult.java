@@ -109,7 +109,8 @@ public final class RunResult implements RunObserver {
     }
     java.util.List<dev.kinference.sim.engine.EngineMetrics> metrics = new java.util.ArrayList<>(stats.finalMetrics());
     metrics.addAll(other.stats.finalMetrics());
-    stats = new VirtualFleet.RunStats(stats.router(), stats.load(), stats.simulatedNanos() + other.stats.simulatedNanos(),
+    stats = new VirtualFleet.RunStats(stats.router(), stats.load(),
+        stats.simulatedNanos() + other.stats.simulatedNanos(),
         stats.wallNanos() + other.stats.wallNanos(), stats.sent() + other.stats.sent(),
         stats.measured() + other.stats.measured(), sum, metrics);
     repeats += other.repeats;
