@@ -80,6 +80,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--seed", paramLabel = "N", description = "Seed (default: the scenario's).")
   @Nullable Long seed;
 
+  @Option(names = "--repeat", defaultValue = "1", paramLabel = "N",
+      description = "Run each point with N consecutive seeds and merge them (default: ${DEFAULT-VALUE}).")
+  int repeat = 1;
+
   @Option(names = "--threads", defaultValue = "1", paramLabel = "N",
       description = "Runs in parallel (results do not depend on it; default: ${DEFAULT-VALUE}).")
   int threads = 1;
@@ -105,7 +109,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
     try {
       BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, routers, workloads, concurrency,
-          rates, warmup, duration, seed, threads, tenantMix, out);
+          rates, warmup, duration, seed, threads, tenantMix, repeat, out);
       plan.run(stdout, !noProgress);
       return 0;
     } catch (IllegalArgumentException | java.io.UncheckedIOException e) {

@@ -59,10 +59,14 @@ public final class Benchmark {
    * @param window measurement window of each run
    * @param slo the objective goodput counts against
    * @param routers routers to compare (see {@link Routers})
+   * @param repeats runs of each point, with seeds {@code seed}, {@code seed + 1}, ...; merged into one result
    */
   public record Scenario(String name, String description, VirtualFleet.Settings fleet, List<WorkloadSpec> workloads,
-      VirtualFleet.Window window, Slo slo, List<String> routers) {
+      VirtualFleet.Window window, Slo slo, List<String> routers, int repeats) {
     public Scenario {
+      if (repeats < 1 || repeats > 100) {
+        throw new IllegalArgumentException("repeats must be in [1, 100]: " + repeats);
+      }
       workloads = List.copyOf(workloads);
       routers = List.copyOf(routers);
       if (workloads.isEmpty() || routers.isEmpty()) {
@@ -73,19 +77,30 @@ public final class Benchmark {
       }
     }
 
+    /** A scenario run once per point. */
+    public Scenario(String name, String description, VirtualFleet.Settings fleet, List<WorkloadSpec> workloads,
+        VirtualFleet.Window window, Slo slo, List<String> routers) {
+      this(name, description, fleet, workloads, window, slo, routers, 1);
+    }
+
     /** This scenario with other routers. */
     public Scenario withRouters(List<String> newRouters) {
-      return new Scenario(name, description, fleet, workloads, window, slo, newRouters);
+      return new Scenario(name, description, fleet, workloads, window, slo, newRouters, repeats);
     }
 
     /** This scenario with another window. */
     public Scenario withWindow(VirtualFleet.Window newWindow) {
-      return new Scenario(name, description, fleet, workloads, newWindow, slo, routers);
+      return new Scenario(name, description, fleet, workloads, newWindow, slo, routers, repeats);
     }
 
     /** This scenario with other fleet settings (seed, delays). */
     public Scenario withFleet(VirtualFleet.Settings newFleet) {
-      return new Scenario(name, description, newFleet, workloads, window, slo, routers);
+      return new Scenario(name, description, newFleet, workloads, window, slo, routers, repeats);
+    }
+
+    /** This scenario with each point run {@code n} times (seeds seed, seed + 1, ...), merged. */
+    public Scenario withRepeats(int n) {
+      return new Scenario(name, description, fleet, workloads, window, slo, routers, n);
     }
 
     /** This scenario with only the named workloads. */
@@ -95,14 +110,14 @@ public final class Benchmark {
         throw new IllegalArgumentException("no workload named " + names + "; known: "
             + workloads.stream().map(WorkloadSpec::name).toList());
       }
-      return new Scenario(name, description, fleet, kept, window, slo, routers);
+      return new Scenario(name, description, fleet, kept, window, slo, routers, repeats);
     }
 
     /** This scenario with every workload's sweep replaced. */
     public Scenario withLoads(List<LoadPattern> loads) {
       List<WorkloadSpec> changed = workloads.stream()
           .map(w -> new WorkloadSpec(w.name(), w.factory(), loads)).toList();
-      return new Scenario(name, description, fleet, changed, window, slo, routers);
+      return new Scenario(name, description, fleet, changed, window, slo, routers, repeats);
     }
   }
 
@@ -118,16 +133,17 @@ public final class Benchmark {
     }
     long start = System.nanoTime();
     EngineConfig engine = scenario.fleet().engine().toBuilder().build().config();
-    record Job(WorkloadSpec workload, LoadPattern load, String router) {}
+    record Job(WorkloadSpec workload, LoadPattern load, String router, int repeat) {}
     List<Job> jobs = new ArrayList<>();
     for (WorkloadSpec w : scenario.workloads()) {
       for (LoadPattern load : w.loads()) {
         for (String r : scenario.routers()) {
-          jobs.add(new Job(w, load, r));
+          for (int k = 0; k < scenario.repeats(); k++) {
+            jobs.add(new Job(w, load, r, k));
+          }
         }
       }
     }
-    VirtualFleet fleet = VirtualFleet.of(scenario.fleet());
     AtomicInteger done = new AtomicInteger();
     Object progressLock = new Object();
     List<RunResult> results = new ArrayList<>();
@@ -135,9 +151,11 @@ public final class Benchmark {
     try {
       List<Future<RunResult>> futures = new ArrayList<>();
       for (Job job : jobs) {
-        String label = job.workload().name() + " " + job.load().label() + " " + job.router();
+        String label = job.workload().name() + " " + job.load().label() + " " + job.router()
+            + (scenario.repeats() > 1 ? " #" + (job.repeat() + 1) : "");
         java.util.concurrent.Callable<RunResult> task = () -> {
-          long seed = scenario.fleet().seed();
+          long seed = scenario.fleet().seed() + job.repeat();
+          VirtualFleet fleet = VirtualFleet.of(scenario.fleet().withSeed(seed));
           Workload workload = job.workload().factory().apply(seed);
           FleetRouter router = Routers.create(job.router(), seed ^ 0x5DEECE66DL);
           VirtualFleet.Window window = scenario.window();
@@ -204,6 +222,14 @@ public final class Benchmark {
       }
       progress.done();
     }
-    return new BenchmarkResult(scenario, engine, results, System.nanoTime() - start);
+    List<RunResult> merged = new ArrayList<>();
+    for (int i = 0; i < results.size(); i += scenario.repeats()) {
+      RunResult first = results.get(i);
+      for (int k = 1; k < scenario.repeats(); k++) {
+        first.absorb(results.get(i + k));
+      }
+      merged.add(first);
+    }
+    return new BenchmarkResult(scenario, engine, merged, System.nanoTime() - start);
   }
 }

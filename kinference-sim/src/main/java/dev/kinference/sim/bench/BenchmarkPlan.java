@@ -27,11 +27,12 @@ import org.jspecify.annotations.Nullable;
  * @param seed seed override, or null
  * @param threads runs in parallel
  * @param withTenantMix add the tenant-mix workload (Kinference fleet only)
+ * @param repeats runs of each point with consecutive seeds, merged
  * @param outputDir where reports go
  */
 public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
-    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, Path outputDir) {
+    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, Path outputDir) {
 
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
@@ -55,7 +56,8 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     if (withTenantMix) {
       List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
       more.add(Scenarios.tenantMix(s.fleet().engine().servedModelName(), s.workloads().get(0).loads()));
-      s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers());
+      s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
+          s.repeats());
     }
     if (!workloads.isEmpty()) {
       s = s.withWorkloads(workloads);
@@ -77,7 +79,7 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     if (seed != null) {
       s = s.withFleet(s.fleet().withSeed(seed));
     }
-    return s;
+    return s.withRepeats(repeats);
   }
 
   /**
@@ -86,7 +88,7 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
    */
   public Reports.Written run(PrintStream out, boolean progress) {
     Benchmark.Scenario s = toScenario();
-    int runs = s.workloads().stream().mapToInt(w -> w.loads().size()).sum() * s.routers().size();
+    int runs = s.workloads().stream().mapToInt(w -> w.loads().size()).sum() * s.routers().size() * s.repeats();
     out.printf("kinference bench: %s, %d runs (%d routers)%n", s.description(), runs, s.routers().size());
     BenchmarkResult result = Benchmark.run(s, progress ? new ConsoleProgress(out) : Benchmark.Progress.NONE,
         threads);

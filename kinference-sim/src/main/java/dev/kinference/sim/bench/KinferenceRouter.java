@@ -42,7 +42,8 @@ final class KinferenceRouter implements FleetRouter {
   }
 
   /** A variant: the builder is customised after the fleet, index, tokenizer, clock and random are set. */
-  KinferenceRouter(boolean precise, long seed, String name, java.util.function.UnaryOperator<Router.Builder> customizer) {
+  KinferenceRouter(boolean precise, long seed, String name,
+      java.util.function.UnaryOperator<Router.Builder> customizer) {
     this.precise = precise;
     this.seed = seed;
     this.name = name;

@@ -65,9 +65,9 @@ public final class Reports {
         s.fleet().engine().describe(), e.numGpuBlocks(), e.blockSize(), e.kvCapacityTokens(), e.maxNumBatchedTokens(),
         e.maxNumSeqs(), s.slo().describe(), s.fleet().seed()));
     sb.append(String.format(Locale.ROOT, "Router sees metrics every %d ms (%d ms old), KV events after %d ms; "
-            + "window: %d s warm-up, %d s measured%n", s.fleet().scrapeInterval().toMillis(),
+            + "window: %d s warm-up, %d s measured; %d seed(s) per point%n", s.fleet().scrapeInterval().toMillis(),
         s.fleet().metricsDelay().toMillis(), s.fleet().kvEventDelay().toMillis(), s.window().warmup().toSeconds(),
-        s.window().measure().toSeconds()));
+        s.window().measure().toSeconds(), s.repeats()));
     for (String w : result.workloads()) {
       sb.append('\n').append("== ").append(w).append(" ==\n");
       List<RunResult> any = result.sweep(w, result.routers().get(0));
@@ -158,6 +158,7 @@ public final class Reports {
     root.put("scenario", s.name());
     root.put("description", s.description());
     root.put("seed", s.fleet().seed());
+    root.put("repeats", s.repeats());
     ObjectNode fleet = root.putObject("fleet");
     fleet.put("servers", s.fleet().servers());
     fleet.put("gpu", e.gpu().name());
@@ -202,6 +203,7 @@ public final class Reports {
       n.put("router", r.router());
       n.put("load", r.load().label());
       n.put("x", r.load().x());
+      n.put("repeats", r.repeats());
       n.put("requests", r.requests());
       n.put("finished", r.finished());
       n.put("metSlo", r.metSlo());

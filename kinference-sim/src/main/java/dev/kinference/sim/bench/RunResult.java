@@ -23,7 +23,6 @@ public final class RunResult implements RunObserver {
   private final String workload;
   private final LoadPattern load;
   private final Slo slo;
-  private final double measureSeconds;
   private final Histogram ttft = new Histogram(HIGHEST_MICROS, 3);
   private final Histogram itl = new Histogram(HIGHEST_MICROS, 3);
   private final Histogram e2e = new Histogram(HIGHEST_MICROS, 3);
@@ -34,6 +33,8 @@ public final class RunResult implements RunObserver {
   private long cachedTokens;
   private long outputTokens;
   private long preemptions;
+  private int repeats = 1;
+  private double measureSeconds;
   private long[] servedPerServer = new long[0];
   private VirtualFleet.RunStats stats;
 
@@ -76,6 +77,48 @@ public final class RunResult implements RunObserver {
 
   void setStats(VirtualFleet.RunStats stats) {
     this.stats = stats;
+  }
+
+  /**
+   * Adds another run of the same router, workload and load (another seed): distributions and counts add up, the
+   * measured time too, so rates stay per minute of measurement.
+   */
+  void absorb(RunResult other) {
+    ttft.add(other.ttft);
+    itl.add(other.itl);
+    e2e.add(other.e2e);
+    requests += other.requests;
+    finished += other.finished;
+    metSlo += other.metSlo;
+    promptTokens += other.promptTokens;
+    cachedTokens += other.cachedTokens;
+    outputTokens += other.outputTokens;
+    preemptions += other.preemptions;
+    measureSeconds += other.measureSeconds;
+    if (servedPerServer.length < other.servedPerServer.length) {
+      servedPerServer = Arrays.copyOf(servedPerServer, other.servedPerServer.length);
+    }
+    for (int i = 0; i < other.servedPerServer.length; i++) {
+      servedPerServer[i] += other.servedPerServer[i];
+    }
+    long[] dispatched = stats.dispatched();
+    long[] more = other.stats.dispatched();
+    long[] sum = Arrays.copyOf(dispatched, Math.max(dispatched.length, more.length));
+    for (int i = 0; i < more.length; i++) {
+      sum[i] += more[i];
+    }
+    java.util.List<dev.kinference.sim.engine.EngineMetrics> metrics = new java.util.ArrayList<>(stats.finalMetrics());
+    metrics.addAll(other.stats.finalMetrics());
+    stats = new VirtualFleet.RunStats(stats.router(), stats.load(),
+        stats.simulatedNanos() + other.stats.simulatedNanos(),
+        stats.wallNanos() + other.stats.wallNanos(), stats.sent() + other.stats.sent(),
+        stats.measured() + other.stats.measured(), sum, metrics);
+    repeats += other.repeats;
+  }
+
+  /** How many seeds were merged into this result. */
+  public int repeats() {
+    return repeats;
   }
 
   public String router() {

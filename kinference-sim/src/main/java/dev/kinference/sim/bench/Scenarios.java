@@ -45,7 +45,8 @@ public final class Scenarios {
    * <p>The shared prefixes (48 groups of 6,000 tokens: 288K tokens) are twice one server's KV cache (136K tokens) and
    * fit in the fleet's (408K): the regime in which the router decides whether prompts hit the cache, as in llm-d's
    * experiment (150 groups of 6,000 tokens over 8 servers of 318K). Conversations carry a growing history (4 to 12
-   * turns of 400-token messages and 300-token answers over a 2,000-token application prompt).
+   * turns of 1,000-token messages, such as pasted code or documents, and 500-token answers over a 2,000-token
+   * application prompt), so that at high concurrency their histories no longer all fit in the fleet's cache.
    */
   public static Benchmark.Scenario kinferencePaper() {
     EngineSpec engine = EngineSpec.of(GpuSpec.L40S, ModelSpec.QWEN3_5_27B_FP8, 1);
@@ -68,7 +69,7 @@ public final class Scenarios {
   }
 
   static MultiTurnWorkload multiTurn(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
-    return new MultiTurnWorkload(model, 4, 2000, 4, 12, 400, 300, Duration.ofSeconds(5), tenant, seed);
+    return new MultiTurnWorkload(model, 4, 2000, 4, 12, 1000, 500, Duration.ofSeconds(5), tenant, seed);
   }
 
   static UniquePromptWorkload unique(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {

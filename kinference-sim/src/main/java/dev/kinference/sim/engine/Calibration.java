@@ -37,6 +37,13 @@ public final class Calibration {
 
   /** Every comparison. */
   public static List<Point> points() {
+    List<Point> out = latencyPoints();
+    out.addAll(throughputPoints());
+    return out;
+  }
+
+  /** The single-request and small-batch latency comparisons (fast: a few hundred requests in all). */
+  public static List<Point> latencyPoints() {
     List<Point> out = new ArrayList<>();
     // 32 in / 128 out, batch 8: end-to-end latency of the batch
     out.add(new Point("H200, Llama-3.1-8B BF16, batch 8 x (32 in / 128 out)", "batch latency", 833,
@@ -61,6 +68,12 @@ public final class Calibration {
         closedLoop(GpuSpec.H100, ModelSpec.LLAMA_3_1_8B, 1, 1, 200, 200)[1], "ms"));
     out.add(new Point("H100, Llama-3.1-8B BF16, concurrency 4 (short chat)", "TPOT", 6.59,
         closedLoop(GpuSpec.H100, ModelSpec.LLAMA_3_1_8B, 1, 4, 200, 200)[1], "ms"));
+    return out;
+  }
+
+  /** The large-batch throughput comparisons (thousands of requests). */
+  public static List<Point> throughputPoints() {
+    List<Point> out = new ArrayList<>();
     // ShareGPT 200 prompts, maximum throughput: the makespan depends on the longest answers, whose distribution is
     // not published with the figure; log-normal lengths (sigma 0.9) and fixed mean lengths bracket it
     out.add(new Point("H100, Llama-3.1-8B BF16, 200 prompts of exactly 233 in / 221 out", "throughput", 19.5,

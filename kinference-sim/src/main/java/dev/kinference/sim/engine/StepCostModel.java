@@ -16,12 +16,13 @@ import java.util.Objects;
  * </pre>
  *
  * where {@code eta(tokens)} is the matrix-multiply efficiency measured on H100 (Vidur profiling: 29% at 128
- * tokens, 64% at 512, 74% at 1,024, 77% at 2,048; linear below 128 tokens, where the step is bandwidth-bound
+ * tokens, 64% at 512, 74% at 1,024, 77% at 2,048; held at 29% below 128 tokens, where the step is bandwidth-bound
  * anyway), times the GPU's {@code computeEfficiencyScale} (0.7: the rest of a layer, norms, activations, launch
  * gaps, takes about 40% more time than its GEMMs). So prefill is compute-bound and decode bandwidth-bound, with the
  * crossover where it falls on real hardware. Paged attention reads the KV cache at 60% of the bandwidth efficiency
  * the weight GEMMs reach, and the engine's CPU side (scheduling, sampling, detokenizing) costs 30 us a sequence a
- * step; both matter at large batches (see {@code kinference-sim/README.md} for the calibration). Attention pairs are {@code sum over sequences of new x (context + (new + 1) / 2)}: causal attention of
+ * step; both matter at large batches (see {@code kinference-sim/README.md} for the calibration). Attention pairs are
+ * {@code sum over sequences of new x (context + (new + 1) / 2)}: causal attention of
  * the new tokens over the cached context and over each other.
  *
  * <p>Immutable and thread-safe.

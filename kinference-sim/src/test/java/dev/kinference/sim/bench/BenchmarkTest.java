@@ -72,24 +72,25 @@ class BenchmarkTest {
   @Test
   void thePlanAppliesItsOverridesAndRejectsNonsense(@TempDir Path dir) {
     BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, 3, List.of(Routers.OURS, Routers.RANDOM),
-        List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, dir);
+        List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, 2, dir);
     Benchmark.Scenario s = plan.toScenario();
     assertThat(s.routers()).containsExactly(Routers.OURS, Routers.RANDOM);
     assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.loads())
         .containsExactly(new LoadPattern.ClosedLoop(3)));
     assertThat(s.window().measure()).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.fleet().seed()).isEqualTo(99);
+    assertThat(s.repeats()).isEqualTo(2);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     plan.run(new PrintStream(out, true, StandardCharsets.UTF_8), true);
     assertThat(out.toString(StandardCharsets.UTF_8)).contains("Report:").contains("smoke.html");
     assertThat(dir.resolve("smoke.html")).exists();
 
     assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, 3, List.of(), List.of(), List.of(), List.of(), -1, 0,
-        null, 1, false, dir).toScenario()).hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
+        null, 1, false, 1, dir).toScenario()).hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of("magic"), List.of(), List.of(),
-        List.of(), -1, 0, null, 1, false, dir).toScenario()).hasMessageContaining("unknown router");
+        List.of(), -1, 0, null, 1, false, 1, dir).toScenario()).hasMessageContaining("unknown router");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of(), List.of(), List.of(2), List.of(1.0),
-        -1, 0, null, 1, false, dir)).hasMessageContaining("not both");
+        -1, 0, null, 1, false, 1, dir)).hasMessageContaining("not both");
   }
 
   @Test
