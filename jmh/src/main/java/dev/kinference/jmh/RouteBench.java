@@ -38,8 +38,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>The fleet is filled with chat conversations of {@code promptTokens} tokens (eight shared system prompts, each
  * an eighth of the prompt; the rest unique), conversation d cached on endpoint {@code d % endpoints}. Each request
- * repeats one of 256 of these conversations, so the walk visits every block of the prompt (the longest lookup)
- * and the caches see 256 different prompts, not one hot one. A scraper thread refreshes every endpoint's metrics
+ * repeats one of the first {@code hotConversations} of these conversations, so the walk visits every block of the
+ * prompt (the longest lookup). A scraper thread refreshes every endpoint's metrics
  * every 50 ms, as llm-d's does, so the freshness filter passes.
  *
  * <ul>
@@ -59,7 +59,6 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class RouteBench {
 
-  private static final int POOL = 256;
   private static final int SYSTEM_PROMPTS = 8;
 
   @Param({"1024", "8192", "32768"})
@@ -74,6 +73,13 @@ public class RouteBench {
   @Param({"1000000"})
   public int indexedBlocks = 1_000_000;
 
+  /**
+   * How many different conversations the requests cycle through: 16 keeps their blocks in this machine's 1 MB L2
+   * cache (a hot working set: shared system prompts, active conversations); 1024 does not (every walk misses).
+   */
+  @Param({"16", "1024"})
+  public int hotConversations = 1024;
+
   private Router router;
   private ScheduledExecutorService scraper;
   private ScheduledFuture<?> scraping;
@@ -81,6 +87,7 @@ public class RouteBench {
   private String[] systems;
   private String[] users;
   private int next;
+  private int poolMask;
 
   @Setup(Level.Trial)
   public void build() throws TokenizationException {
@@ -104,16 +111,19 @@ public class RouteBench {
 
     int systemWords = promptTokens / SYSTEM_PROMPTS;
     int userWords = promptTokens - systemWords - 5; // markers: system, end, user, end, assistant
-    systems = new String[POOL];
-    users = new String[POOL];
-    pretokenized = new InferenceRequest[POOL];
+    int blocksPerPrompt = promptTokens / Workloads.BLOCK_SIZE;
+    int pool = Integer.highestOneBit(Math.min(hotConversations, Math.max(1, indexedBlocks / blocksPerPrompt)));
+    poolMask = pool - 1;
+    systems = new String[pool];
+    users = new String[pool];
+    pretokenized = new InferenceRequest[pool];
     String[] systemPrompts = new String[SYSTEM_PROMPTS];
     for (int i = 0; i < SYSTEM_PROMPTS; i++) {
       systemPrompts[i] = Prompts.words(-1 - i, systemWords);
     }
-    int blocksPerPrompt = promptTokens / Workloads.BLOCK_SIZE;
-    int conversations = (indexedBlocks + blocksPerPrompt - 1) / blocksPerPrompt;
-    for (int d = 0; d < conversations; d++) {
+    int conversations = 0;
+    for (int d = 0; d < pool || cacheIndex.entryCount() < indexedBlocks; d++) {
+      conversations++;
       String system = systemPrompts[d % SYSTEM_PROMPTS];
       String user = Prompts.words(d, userWords);
       InferenceRequest request = Prompts.chat(system, user);
@@ -128,7 +138,7 @@ public class RouteBench {
         PrefixKeys keys = prompt.keys(Workloads.BLOCK_SIZE);
         cacheIndex.onRouted(holder, keys);
       }
-      if (d < POOL) {
+      if (d < pool) {
         systems[d] = system;
         users[d] = user;
         pretokenized[d] = request;
@@ -148,7 +158,7 @@ public class RouteBench {
   /** The decision for a request whose tokens and prefix keys are already known. */
   @Benchmark
   public RoutingDecision decide() {
-    next = (next + 1) & (POOL - 1);
+    next = (next + 1) & poolMask;
     RoutingDecision d = router.route(pretokenized[next]);
     d.reportFinished(Usage.UNKNOWN);
     return d;
@@ -157,7 +167,7 @@ public class RouteBench {
   /** Request building, rendering, tokenization, key hashing and the decision. */
   @Benchmark
   public RoutingDecision endToEnd() {
-    next = (next + 1) & (POOL - 1);
+    next = (next + 1) & poolMask;
     RoutingDecision d = router.route(Prompts.chat(systems[next], users[next]));
     d.reportFinished(Usage.UNKNOWN);
     return d;
