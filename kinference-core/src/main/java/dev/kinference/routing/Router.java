@@ -577,6 +577,31 @@ public final class Router implements AutoCloseable {
       return scorer(scorerPlugins.require(name), weight);
     }
 
+    /** The cache index with this name, found with {@link java.util.ServiceLoader} (default configuration). */
+    public Builder cacheIndex(String name) {
+      return cacheIndex(Plugins.load(CacheIndex.class).require(name));
+    }
+
+    /** The tokenizer with this name, found with {@link java.util.ServiceLoader}. */
+    public Builder tokenizer(String name) {
+      return tokenizer(Plugins.load(Tokenizer.class).require(name));
+    }
+
+    /** The filters with these names, in this order, found with {@link java.util.ServiceLoader}. */
+    public Builder filters(String... names) {
+      PluginSet<Filter> known = Plugins.load(Filter.class);
+      List<Filter> chosen = new ArrayList<>();
+      for (String name : names) {
+        chosen.add(known.require(name));
+      }
+      return filters(chosen);
+    }
+
+    /** The picker with this name, found with {@link java.util.ServiceLoader}. */
+    public Builder picker(String name) {
+      return picker(Plugins.load(Picker.class).require(name));
+    }
+
     /** The picker. Default: {@link MaxScorePicker} with a 1% tie band. */
     public Builder picker(Picker picker) {
       this.picker = Objects.requireNonNull(picker, "picker");

@@ -1,0 +1,5 @@
+/** A custom scorer plugin. */
+@NullMarked
+package dev.kinference.examples.customscorer;
+
+import org.jspecify.annotations.NullMarked;

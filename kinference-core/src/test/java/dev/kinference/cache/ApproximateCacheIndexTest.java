@@ -1,0 +1,128 @@
+package dev.kinference.cache;
+
+import static dev.kinference.cache.Fixtures.BLOCK;
+import static dev.kinference.cache.Fixtures.keys;
+import static dev.kinference.cache.Fixtures.match;
+import static dev.kinference.cache.Fixtures.member;
+import static dev.kinference.cache.Fixtures.tokens;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Fleet;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class ApproximateCacheIndexTest {
+
+  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+
+  private ApproximateCacheIndex index(int capacity, Duration ttl) {
+    return ApproximateCacheIndex.builder().defaultCapacityBlocks(capacity).ttl(ttl).ticker(clock::get).build();
+  }
+
+  @Test
+  void remembersWhatWasRoutedWhere() {
+    ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
+    Fleet fleet = Fixtures.fleet(index, 2);
+    int[] prompt = tokens(1, 20 * BLOCK);
+    index.onRouted(member(fleet, 0), keys(prompt));
+    assertThat(match(index, prompt, member(fleet, 0))).isEqualTo(20);
+    assertThat(match(index, prompt, member(fleet, 1))).isZero();
+    assertThat(index.blockCount(member(fleet, 0))).isEqualTo(20);
+  }
+
+  @Test
+  void capacityEvictsTheLeastRecentlyUsedBlocksAndKeepsPrefixesOverTails() {
+    ApproximateCacheIndex index = index(30, Duration.ofMinutes(2));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    int[] old = tokens(2, 20 * BLOCK);
+    int[] recent = tokens(3, 20 * BLOCK);
+    index.onRouted(e, keys(old));
+    clock.addAndGet(1_000);
+    index.onRouted(e, keys(recent));
+    assertThat(index.blockCount(e)).isEqualTo(30);
+    assertThat(match(index, recent, e)).isEqualTo(20);
+    // the older prompt lost its tail first, so its first 10 blocks still match as a prefix
+    assertThat(match(index, old, e)).isEqualTo(10);
+  }
+
+  @Test
+  void touchingAPrefixProtectsItFromEviction() {
+    ApproximateCacheIndex index = index(30, Duration.ofMinutes(2));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    int[] a = tokens(4, 15 * BLOCK);
+    int[] b = tokens(5, 15 * BLOCK);
+    int[] c = tokens(6, 15 * BLOCK);
+    index.onRouted(e, keys(a));
+    index.onRouted(e, keys(b));
+    index.onRouted(e, keys(a)); // a is now the most recent
+    index.onRouted(e, keys(c)); // evicts b, the least recent
+    assertThat(match(index, a, e)).isEqualTo(15);
+    assertThat(match(index, b, e)).isZero();
+    assertThat(match(index, c, e)).isEqualTo(15);
+  }
+
+  @Test
+  void capacityFollowsTheServersNumGpuBlocks() {
+    ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    e.updateMetrics(new EndpointMetrics(0, 0, 0.1, 16, 12, Double.NaN, Double.NaN, Set.of(), Set.of(), -1,
+        clock.get()));
+    index.onRouted(e, keys(tokens(7, 40 * BLOCK)));
+    assertThat(index.blockCount(e)).isEqualTo(12);
+  }
+
+  @Test
+  void blocksUnusedForLongerThanTheTtlAreForgotten() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    int[] prompt = tokens(8, 8 * BLOCK);
+    index.onRouted(e, keys(prompt));
+    clock.addAndGet(Duration.ofSeconds(9).toNanos());
+    assertThat(match(index, prompt, e)).isEqualTo(8);
+    clock.addAndGet(Duration.ofSeconds(2).toNanos());
+    assertThat(match(index, prompt, e)).as("expired after 11 s unused").isZero();
+    assertThat(index.blockCount(e)).isZero();
+    assertThat(index.entryCount()).isZero();
+  }
+
+  @Test
+  void useRenewsTheTtl() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    int[] prompt = tokens(9, 8 * BLOCK);
+    index.onRouted(e, keys(prompt));
+    clock.addAndGet(Duration.ofSeconds(8).toNanos());
+    index.onRouted(e, keys(prompt));
+    clock.addAndGet(Duration.ofSeconds(8).toNanos());
+    assertThat(match(index, prompt, e)).isEqualTo(8);
+  }
+
+  @Test
+  void aServerRestartClearsItsBlocks() {
+    ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    int[] prompt = tokens(10, 8 * BLOCK);
+    index.onRouted(e, keys(prompt));
+    index.onEvent(e, new KvEvent.AllBlocksCleared());
+    assertThat(match(index, prompt, e)).isZero();
+  }
+
+  @Test
+  void builderValidatesSettings() {
+    assertThatThrownBy(() -> ApproximateCacheIndex.builder().ttl(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ApproximateCacheIndex.builder().defaultCapacityBlocks(0))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}

@@ -1,0 +1,387 @@
+package dev.kinference.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kinference.cache.KvEvent;
+import dev.kinference.cache.PreciseCacheIndex;
+import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Health;
+import dev.kinference.policy.PolicyVerdict;
+import dev.kinference.prompt.ApproximateTokenizer;
+import dev.kinference.prompt.TokenizedPrompt;
+import dev.kinference.request.InferenceRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class RouterTest {
+
+  private static final String MODEL = "qwen3-8b";
+  private final AtomicLong clock = new AtomicLong(10_000_000_000L);
+
+  private static List<Endpoint> endpoints(int n) {
+    List<Endpoint> list = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      list.add(Endpoint.of("e" + i, "http://127.0.0.1:" + (8000 + i), MODEL));
+    }
+    return list;
+  }
+
+  private Router.Builder builder(int n) {
+    return Router.builder().endpoints(endpoints(n)).ticker(clock::get).random(new SplittableRandom(7));
+  }
+
+  private static EndpointState state(Router router, String id) {
+    return Objects.requireNonNull(router.fleet().get(id));
+  }
+
+  private void scrapeAll(Router router, int waiting) {
+    for (EndpointState e : router.fleet().endpoints()) {
+      e.updateMetrics(EndpointMetrics.of(waiting, 0, 0.1, clock.get()));
+    }
+  }
+
+  private static InferenceRequest chat(String system, String user) {
+    return InferenceRequest.builder(MODEL).system(system).user(user).build();
+  }
+
+  private static String words(int seed, int count) {
+    SplittableRandom r = new SplittableRandom(seed);
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < count; i++) {
+      sb.append(' ').append((char) ('a' + r.nextInt(26))).append((char) ('a' + r.nextInt(26)))
+          .append((char) ('a' + r.nextInt(26)));
+    }
+    return sb.toString();
+  }
+
+  /** Teaches a precise index that {@code endpoint} holds the request's full prompt, as its KV events would. */
+  private static void holds(Router router, String endpoint, InferenceRequest request) throws Exception {
+    TokenizedPrompt prompt = request.tokenize(router.tokenizer());
+    int blocks = prompt.tokenCount() / 16;
+    long[] hashes = new long[blocks];
+    for (int i = 0; i < blocks; i++) {
+      hashes[i] = (endpoint.hashCode() * 1_000_003L) ^ (prompt.keys(16).key(i) * 31);
+    }
+    router.onKvEvent(endpoint, new KvEvent.BlockStored(hashes, null,
+        java.util.Arrays.copyOf(prompt.tokens(), blocks * 16), 16, null, KvEvent.Medium.GPU, null));
+  }
+
+  @Test
+  void routesToTheEndpointThatHoldsThePrefix() throws Exception {
+    Router router = builder(3).cacheIndex(new PreciseCacheIndex()).build();
+    scrapeAll(router, 0);
+    String system = "You are a meticulous analyst." + words(1, 2000);
+    holds(router, "e2", chat(system, "first question"));
+    RoutingDecision d = router.route(chat(system, "a different question about the same document"));
+    assertThat(d.endpoint().id()).isEqualTo("e2");
+    assertThat(d.cachedPrefixTokens()).isGreaterThan(d.promptTokens() * 9 / 10);
+    assertThat(d.alternates()).extracting(Endpoint::id).containsExactlyInAnyOrder("e0", "e1");
+    assertThat(d.breakdown().get(0).scores()).containsKeys("predicted-ttft", "session-affinity");
+    assertThat(d.explain()).startsWith("e2 cached=");
+  }
+
+  @Test
+  void theApproximateIndexLearnsFromItsOwnDecisions() {
+    Router router = builder(3).build();
+    scrapeAll(router, 0);
+    String system = "Shared policy document." + words(2, 1500);
+    RoutingDecision first = router.route(chat(system, "q1"));
+    first.reportFirstToken();
+    first.reportFinished(Usage.UNKNOWN);
+    for (int i = 0; i < 5; i++) {
+      RoutingDecision d = router.route(chat(system, "follow-up " + i));
+      assertThat(d.endpoint()).isEqualTo(first.endpoint());
+      assertThat(d.cachedPrefixTokens()).isPositive();
+      d.reportFirstToken();
+      d.reportFinished(Usage.UNKNOWN);
+    }
+  }
+
+  @Test
+  void aBurstBetweenScrapesSpreadsInsteadOfPilingOntoOneServer() {
+    Router router = builder(3).build();
+    scrapeAll(router, 0);
+    Map<String, Integer> counts = new HashMap<>();
+    for (int i = 0; i < 30; i++) {
+      RoutingDecision d = router.route(chat("sys", words(100 + i, 500)));
+      counts.merge(d.endpoint().id(), 1, Integer::sum);
+    }
+    assertThat(counts.values()).allSatisfy(c -> assertThat(c).isBetween(8, 12));
+    assertThat(router.fleet().endpoints()).allSatisfy(e -> assertThat(e.inFlight()).isBetween(8, 12));
+  }
+
+  @Test
+  void identicalEndpointsShareLoadAtRandomInsteadOfHerding() {
+    Router router = builder(4).build();
+    Map<String, Integer> counts = new HashMap<>();
+    for (int i = 0; i < 2000; i++) {
+      RoutingDecision d = router.route(InferenceRequest.builder(MODEL).user("hi " + i).build());
+      counts.merge(d.endpoint().id(), 1, Integer::sum);
+      d.reportFinished(Usage.UNKNOWN);
+    }
+    assertThat(counts).hasSize(4);
+    assertThat(counts.values()).allSatisfy(c -> assertThat(c).isBetween(400, 600));
+  }
+
+  @Test
+  void endpointsWithStaleMetricsAreFilteredAndTheFilterFailsOpen() throws Exception {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    InferenceRequest request = chat("Long shared context." + words(3, 1000), "q");
+    holds(router, "e1", request);
+    state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get() - Duration.ofSeconds(5).toNanos()));
+    RoutingDecision d = router.route(request);
+    assertThat(d.endpoint().id()).as("e1 holds the prefix but its metrics are 5 s old").isEqualTo("e0");
+    assertThat(d.notes()).isEmpty();
+
+    state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get() - Duration.ofSeconds(5).toNanos()));
+    RoutingDecision allStale = router.route(request);
+    assertThat(allStale.endpoint().id()).isEqualTo("e1");
+    assertThat(allStale.notes()).anySatisfy(n -> assertThat(n).contains("fresh-metrics failed open"));
+  }
+
+  @Test
+  void unhealthyEndpointsAreAvoidedAndDrainingOnesNeverChosen() {
+    Router router = builder(3).build();
+    scrapeAll(router, 0);
+    state(router, "e0").updateHealth(Health.UNHEALTHY, "connection refused");
+    for (int i = 0; i < 50; i++) {
+      RoutingDecision d = router.route(chat("s", "q" + i));
+      assertThat(d.endpoint().id()).isNotEqualTo("e0");
+      d.reportFinished(Usage.UNKNOWN);
+    }
+    RoutingDecision inFlight = router.route(chat("s", "x"));
+    String leaving = inFlight.endpoint().id();
+    List<Endpoint> remaining = new ArrayList<>(endpoints(3));
+    remaining.removeIf(e -> e.id().equals(leaving));
+    router.fleet().setEndpoints(remaining);
+    assertThat(inFlight.endpointState().health()).isEqualTo(Health.DRAINING);
+    assertThat(router.fleet().draining()).extracting(EndpointState::id).containsExactly(leaving);
+    for (int i = 0; i < 50; i++) {
+      RoutingDecision d = router.route(chat("s", "y" + i));
+      assertThat(d.endpoint().id()).isNotEqualTo(leaving);
+      d.reportFinished(Usage.UNKNOWN);
+    }
+    inFlight.reportFinished(Usage.UNKNOWN);
+    assertThat(router.fleet().draining()).isEmpty();
+  }
+
+  @Test
+  void anUnknownModelIsA404NamingTheServedModels() {
+    Router router = builder(2).build();
+    assertThatThrownBy(() -> router.route(InferenceRequest.builder("gpt-9").user("x").build()))
+        .isInstanceOfSatisfying(NoEndpointException.class, e -> {
+          assertThat(e.httpStatus()).isEqualTo(404);
+          assertThat(e.unknownModel()).isTrue();
+          assertThat(e.getMessage()).contains("gpt-9").contains(MODEL);
+        });
+  }
+
+  @Test
+  void theRequestsAccountFollowsItsLifecycleExactlyOnce() {
+    Router router = builder(2).build();
+    RoutingDecision d = router.route(chat("s", words(4, 300)));
+    EndpointState e = d.endpointState();
+    assertThat(e.inFlight()).isEqualTo(1);
+    assertThat(e.awaitingFirstToken()).isEqualTo(1);
+    assertThat(e.pendingPrefillTokens()).isEqualTo(d.uncachedTokens());
+    d.reportFirstToken();
+    d.reportFirstToken();
+    assertThat(e.awaitingFirstToken()).isZero();
+    assertThat(e.pendingPrefillTokens()).isZero();
+    assertThat(e.inFlight()).isEqualTo(1);
+    d.reportFinished(new Usage(100, 0, 10));
+    d.reportFailed();
+    assertThat(e.inFlight()).isZero();
+    assertThat(e.completedCount()).isEqualTo(1);
+    assertThat(e.failedCount()).isZero();
+  }
+
+  @Test
+  void aRetryMovesTheAccountToTheNextAlternate() {
+    Router router = builder(3).build();
+    RoutingDecision d = router.route(chat("s", "q"));
+    EndpointState first = d.endpointState();
+    RoutingDecision retry = Objects.requireNonNull(d.retryOnNextAlternate());
+    assertThat(retry.endpoint()).isEqualTo(d.alternates().get(0));
+    assertThat(first.inFlight()).isZero();
+    assertThat(first.failedCount()).isEqualTo(1);
+    assertThat(retry.endpointState().inFlight()).isEqualTo(1);
+    RoutingDecision third = Objects.requireNonNull(retry.retryOnNextAlternate());
+    assertThat(third.retryOnNextAlternate()).isNull();
+    assertThat(router.fleet().endpoints()).allSatisfy(e -> assertThat(e.inFlight()).isZero());
+  }
+
+  @Test
+  void aPreviewCountsNothing() {
+    Router router = builder(2).build();
+    RoutingDecision d = router.preview(chat("s", "q"));
+    assertThat(router.fleet().endpoints()).allSatisfy(e -> assertThat(e.inFlight()).isZero());
+    d.reportFinished(Usage.UNKNOWN);
+    assertThat(router.fleet().endpoints()).allSatisfy(e -> assertThat(e.inFlight()).isZero());
+  }
+
+  @Test
+  void theFirstTokenTeachesTheEndpointsPrefillRate() {
+    Router router = builder(1).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("s", words(5, 4000)));
+    EndpointState e = d.endpointState();
+    double coldStart = router.ttftModel().coldStartPrefillRate();
+    clock.addAndGet(Duration.ofMillis(4020).toNanos());
+    d.reportFirstToken();
+    assertThat(e.prefillRateSamples()).isEqualTo(1);
+    double observed = d.uncachedTokens() / 4.0;
+    double learned = e.prefillTokensPerSecond(coldStart);
+    assertThat(learned).isLessThan(coldStart).isGreaterThan(observed);
+  }
+
+  @Test
+  void aSessionStaysOnItsEndpointWhileThatEndpointIsNotSaturated() {
+    Router router = builder(3).build();
+    scrapeAll(router, 0);
+    RoutingDecision first = router.route(InferenceRequest.builder(MODEL).user("hello").sessionId("conv-1").build());
+    first.reportFinished(Usage.UNKNOWN);
+    String home = first.endpoint().id();
+    for (int i = 0; i < 10; i++) {
+      RoutingDecision d = router.route(InferenceRequest.builder(MODEL).user("unrelated " + i)
+          .sessionId("conv-1").build());
+      assertThat(d.endpoint().id()).isEqualTo(home);
+      d.reportFinished(Usage.UNKNOWN);
+    }
+    state(router, home).updateMetrics(EndpointMetrics.of(40, 200, 0.97, clock.get()));
+    RoutingDecision overloaded = router.route(InferenceRequest.builder(MODEL).user("again").sessionId("conv-1")
+        .build());
+    assertThat(overloaded.endpoint().id()).isNotEqualTo(home);
+  }
+
+  @Test
+  void aPolicyCanRejectRewriteRestrictAndAddFallbacks() {
+    List<Endpoint> fleet = new ArrayList<>(endpoints(2));
+    fleet.add(Endpoint.of("small-0", "http://127.0.0.1:9100", "qwen3-0.6b").withLabel("pool", "small"));
+    fleet.add(new Endpoint("cloud", java.net.URI.create("https://api.example.com"), "big-cloud-model",
+        Map.of(Endpoint.EXTERNAL_LABEL, "true")));
+    Router router = Router.builder().endpoints(fleet).ticker(clock::get).random(new SplittableRandom(1))
+        .policyEngine(new dev.kinference.policy.PolicyEngine() {
+          @Override
+          public String name() {
+            return "test-policy";
+          }
+
+          @Override
+          public PolicyVerdict evaluate(InferenceRequest request, dev.kinference.endpoint.Fleet.Snapshot snapshot) {
+            return switch (request.model()) {
+              case "forbidden" -> new PolicyVerdict.Reject(403, "tenant may not use this model", null,
+                  List.of("p/deny: reject 403"));
+              case "cheap" -> new PolicyVerdict.Proceed(request.withModel("qwen3-0.6b"),
+                  e -> "small".equals(e.endpoint().label("pool")), List.of("cloud"), false,
+                  List.of("p/simple: route pool small"));
+              case "burst" -> new PolicyVerdict.Proceed(request.withModel(MODEL), null, List.of("cloud"), true,
+                  List.of("p/overflow: prefer cloud"));
+              default -> PolicyVerdict.Proceed.unchanged(request);
+            };
+          }
+        }).build();
+
+    assertThatThrownBy(() -> router.route(InferenceRequest.builder("forbidden").user("x").build()))
+        .isInstanceOfSatisfying(RequestRejectedException.class, e -> {
+          assertThat(e.httpStatus()).isEqualTo(403);
+          assertThat(e.trace()).containsExactly("p/deny: reject 403");
+        });
+
+    RoutingDecision cheap = router.route(InferenceRequest.builder("cheap").user("x").build());
+    assertThat(cheap.endpoint().id()).isEqualTo("small-0");
+    assertThat(cheap.request().model()).isEqualTo("qwen3-0.6b");
+    assertThat(cheap.alternates()).extracting(Endpoint::id).containsExactly("cloud");
+    assertThat(cheap.policyTrace()).containsExactly("p/simple: route pool small");
+
+    RoutingDecision burst = router.route(InferenceRequest.builder("burst").user("x").build());
+    burst.reportFinished(Usage.UNKNOWN);
+    assertThat(burst.endpoint().id()).isEqualTo("cloud");
+    assertThat(burst.alternates()).extracting(Endpoint::id).containsExactlyInAnyOrder("e0", "e1");
+
+    RoutingDecision plain = router.route(InferenceRequest.builder(MODEL).user("x").build());
+    assertThat(plain.endpoint().id()).as("external endpoints are only used when a policy names them")
+        .isIn("e0", "e1");
+  }
+
+  @Test
+  void endpointsWithDifferentBlockSizesAreLookedUpWithTheirOwnKeys() throws Exception {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()).withCacheConfig(16, 10_000));
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()).withCacheConfig(32, 10_000));
+    InferenceRequest request = chat("Context" + words(6, 800), "q");
+    TokenizedPrompt prompt = request.tokenize(router.tokenizer());
+    int blocks = prompt.tokenCount() / 32;
+    long[] hashes = new long[blocks];
+    for (int i = 0; i < blocks; i++) {
+      hashes[i] = 1000L + i;
+    }
+    router.onKvEvent("e1", new KvEvent.BlockStored(hashes, null,
+        java.util.Arrays.copyOf(prompt.tokens(), blocks * 32), 32, null, KvEvent.Medium.GPU, null));
+    RoutingDecision d = router.route(request);
+    assertThat(d.endpoint().id()).isEqualTo("e1");
+    assertThat(d.cachedPrefixTokens()).isEqualTo(blocks * 32);
+  }
+
+  @Test
+  void namedScorersAreFoundThroughServiceLoader() {
+    Router router = builder(2).scorer("prefix-overlap", 3).scorer("queue-depth", 2).scorer("kv-utilization", 2)
+        .build();
+    assertThat(router.scorerNames()).containsExactly("prefix-overlap", "queue-depth", "kv-utilization");
+    assertThat(router.route(chat("s", "q")).breakdown().get(0).scores())
+        .containsOnlyKeys("prefix-overlap", "queue-depth", "kv-utilization");
+    assertThatThrownBy(() -> builder(1).scorer("no-such-scorer", 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("known: [")
+        .hasMessageContaining("predicted-ttft");
+  }
+
+  @Test
+  void everyPluginKindCanBeSelectedByName() {
+    Router router = builder(2).cacheIndex("precise").tokenizer("approximate").filters("healthy").picker("softmax")
+        .build();
+    assertThat(router.cacheIndex()).isInstanceOf(PreciseCacheIndex.class);
+    assertThat(router.filterNames()).containsExactly("healthy");
+    assertThat(router.pickerName()).isEqualTo("softmax");
+    assertThat(router.route(chat("s", "q")).endpoint().id()).isIn("e0", "e1");
+  }
+
+  @Test
+  void theBuilderValidatesEachSetting() {
+    assertThatThrownBy(() -> Router.builder().scorer(new PredictedTtftScorer(), 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Router.builder().scorer(new PredictedTtftScorer(), 1)
+        .scorer(new PredictedTtftScorer(), 1)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Router.builder().defaultBlockSize(0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Router.builder().maxAlternates(-1)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aFailingTokenizerFallsBackLoudlyInsteadOfFailingTheRequest() {
+    Router router = builder(2).tokenizer(new dev.kinference.prompt.Tokenizer() {
+      @Override
+      public String name() {
+        return "broken";
+      }
+
+      @Override
+      public int[] tokenize(InferenceRequest request) throws dev.kinference.prompt.TokenizationException {
+        throw new dev.kinference.prompt.TokenizationException("template cannot be rendered");
+      }
+    }).build();
+    RoutingDecision d = router.route(chat("s", "q"));
+    assertThat(d.notes()).anySatisfy(n -> assertThat(n).contains("tokenizer broken failed"));
+    assertThat(d.promptTokens()).isEqualTo(new ApproximateTokenizer().tokenize(chat("s", "q")).length);
+  }
+}
