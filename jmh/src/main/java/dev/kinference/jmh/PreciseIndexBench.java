@@ -3,6 +3,7 @@ package dev.kinference.jmh;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
+import dev.kinference.prompt.BlockKeys;
 import dev.kinference.prompt.PrefixKeys;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -37,6 +38,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 1, jvmArgsAppend = {"-Xms3g", "-Xmx3g"})
 @State(Scope.Benchmark)
 public class PreciseIndexBench {
+
+  private static final long SEED = BlockKeys.seed(Workloads.MODEL, null, null);
 
   @Param({"dynamo-10k", "indexer-100k", "large-1m"})
   public String shape = "dynamo-10k";
@@ -117,6 +120,14 @@ public class PreciseIndexBench {
   public int lookupPartial() {
     index.lookup(partialKeys[next], workers, workers.length, matched);
     return matched[0] + matched[workers.length - 1];
+  }
+
+  /** Dynamo's {@code COMPUTE_BLOCK_HASH}: the router keys of a sequence's tokens ({@code depth} blocks of 16). */
+  @Benchmark
+  public long hashSequence() {
+    int[] tokens = sequences[next].tokens();
+    long[] keys = BlockKeys.chain(SEED, tokens, tokens.length, Workloads.BLOCK_SIZE);
+    return keys[keys.length - 1];
   }
 
   /** One BlockStored event of a whole sequence ({@code depth} blocks). */

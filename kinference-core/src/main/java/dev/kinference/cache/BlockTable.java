@@ -74,6 +74,22 @@ final class BlockTable {
     return (int) (((key & 0xFFFF_FFFFL) * capacity) >>> 32);
   }
 
+  /**
+   * Reads the home entries of {@code keys[0, count)} without locking, so that a batch of writes that follows finds
+   * them in cache: the reads are independent and overlap, where each write (it takes a lock) would wait for its own.
+   * Returns a value the caller must keep (in a field), so the reads are not optimised away.
+   */
+  long touch(long[] keys, int count) {
+    Segment[] segs = segments;
+    long sink = 0;
+    for (int i = 0; i < count; i++) {
+      long key = keys[i];
+      Tab t = segmentFor(segs, key).tab;
+      sink ^= t.slots[home(key, t.capacity) * t.stride];
+    }
+    return sink;
+  }
+
   /** Adds {@code slot} to the holders of {@code key}; returns true if it was not there. */
   boolean add(long key, int slot) {
     Segment seg = segmentFor(segments, key);
@@ -298,20 +314,6 @@ final class BlockTable {
       }
       active[w] = 0;
     }
-  }
-
-  /** Experiment: loads every key's home entry, nothing else. */
-  long touchAll(PrefixKeys keys) {
-    long sum = 0;
-    Segment[] segs = segments;
-    for (int b = 0; b < keys.size(); b++) {
-      long key = keys.key(b);
-      Segment seg = segmentFor(segs, key);
-      Tab t = seg.tab;
-      int p = home(key, t.capacity) * t.stride;
-      sum += t.slots[p] + t.slots[p + 1];
-    }
-    return sum;
   }
 
   private static long anyOf(long[] words, int n) {

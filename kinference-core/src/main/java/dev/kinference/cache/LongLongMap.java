@@ -34,6 +34,20 @@ final class LongLongMap {
     return size + (hasZeroKey ? 1 : 0);
   }
 
+  /**
+   * Reads the home entries of {@code keys[0, count)}, so that the gets, puts and removes that follow find them in
+   * cache (the reads overlap; see {@link BlockTable#touch}). Returns a value the caller must keep.
+   */
+  long touch(long[] keys, int count) {
+    long[] e = entries;
+    int cap = capacity;
+    long sink = 0;
+    for (int i = 0; i < count; i++) {
+      sink ^= e[2 * home(keys[i], cap)];
+    }
+    return sink;
+  }
+
   /** The value for {@code key}, or {@code missing}. */
   long get(long key, long missing) {
     if (key == EMPTY) {
