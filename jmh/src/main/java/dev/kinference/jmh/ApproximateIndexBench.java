@@ -32,11 +32,12 @@ import org.openjdk.jmh.infra.ThreadParams;
  *
  * <p>SGLang's tree takes text; the index takes block keys. So every operation here starts from text as SGLang's
  * does: tokenize it with the default {@link ApproximateTokenizer}, hash the block keys, then teach the index
- * ({@code onRouted}) or look up. {@code blockSize} 16 is what the router uses (about 64 characters a block, so a
+ * ({@code onRouted}) or look up. Single operations are sampled (mean and percentiles per operation); the mixed
+ * workload is measured in operations per second, all threads together. {@code blockSize} 16 is what the router uses (about 64 characters a block, so a
  * 10-character text has no full block and its insert is only tokenization and hashing); {@code blockSize} 1 keys
  * every token, about one key per four characters, the nearest this index gets to SGLang's per-character tree.
  */
-@BenchmarkMode(Mode.AverageTime)
+@BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
@@ -249,18 +250,24 @@ public class ApproximateIndexBench {
 
   @Benchmark
   @Threads(1)
+  @BenchmarkMode(Mode.Throughput)
+  @OutputTimeUnit(TimeUnit.SECONDS)
   public int mixed1Thread(Tree tree, MixedThread t) {
     return mixed(tree, t);
   }
 
   @Benchmark
   @Threads(2)
+  @BenchmarkMode(Mode.Throughput)
+  @OutputTimeUnit(TimeUnit.SECONDS)
   public int mixed2Threads(Tree tree, MixedThread t) {
     return mixed(tree, t);
   }
 
   @Benchmark
   @Threads(4)
+  @BenchmarkMode(Mode.Throughput)
+  @OutputTimeUnit(TimeUnit.SECONDS)
   public int mixed4Threads(Tree tree, MixedThread t) {
     return mixed(tree, t);
   }

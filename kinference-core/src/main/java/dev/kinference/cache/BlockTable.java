@@ -1,7 +1,10 @@
 package dev.kinference.cache;
 
 import dev.kinference.prompt.PrefixKeys;
-import java.util.concurrent.locks.StampedLock;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Router block key -> set of endpoint slots holding it: the shared structure of both cache indexes.
@@ -13,23 +16,32 @@ import java.util.concurrent.locks.StampedLock;
  * half when three quarters full and shrinks when less than a quarter full, keeping its arrays between 1.33 and
  * about 4 entries' worth per key (between 1.33 and 2 while it grows).
  *
- * <p>A {@link #walk} looks up a prompt's keys in chunks: it first loads every chunk key's home entry, independent
- * loads the processor overlaps, then resolves them in order. On a table larger than the caches this turns one
- * memory latency per block into about one per chunk.
+ * <p>A {@link #walk} looks up a prompt's keys in growing chunks (8, 16, 32, then 64 keys): it first loads every
+ * chunk key's home entry, plain independent loads whose cache misses overlap, then resolves the keys in order from
+ * cache. On a table larger than the caches this pays about one memory latency per chunk instead of one per key. The
+ * segments' tables and versions sit in flat arrays, so reaching a key's entry costs one load before the entry.
  *
- * <p>Thread-safety: writers take their segment's write lock; {@link #walk} reads optimistically and revalidates,
- * falling back to the segment read lock, so readers never see a torn entry and never block each other.
+ * <p>Thread-safety: each segment has a version (a sequence lock): a writer makes it odd while it changes the
+ * segment and even again after, writers of one segment exclude each other, and {@link #walk} reads without
+ * locking and re-reads when the version moved, so readers never see a torn entry and never block writers.
  */
 final class BlockTable {
 
   private static final int SEGMENT_SHIFT = 58;
   private static final int SEGMENTS = 1 << (64 - SEGMENT_SHIFT);
+  /** Versions are eight longs (a cache line) apart, so writers of different segments do not share a line. */
+  private static final int VERSION_STRIDE = 8;
   private static final int MIN_CAPACITY = 64;
-  /** Keys resolved per chunk of a walk, at most; the first chunks are smaller, so an early miss costs little. */
-  static final int MAX_CHUNK = 16;
-  private static final int FIRST_CHUNK = 4;
+  /** Keys warmed per chunk of a walk, at most; the first chunks are smaller, so an early miss costs little. */
+  private static final int MAX_CHUNK = 64;
+  private static final int FIRST_CHUNK = 8;
+  /** Spins of a reader or writer waiting for a segment before it parks. */
+  private static final int SPINS = 64;
 
-  /** Immutable shape of a segment's array; replaced whole on resize so readers see a consistent table. */
+  private static final VarHandle VERSION = MethodHandles.arrayElementVarHandle(long[].class);
+  private static final VarHandle TAB = MethodHandles.arrayElementVarHandle(Tab[].class);
+
+  /** Immutable shape of a segment's array; replaced whole on resize. Final fields: safe to read through a race. */
   private static final class Tab {
     final long[] slots;
     final int capacity;
@@ -44,29 +56,25 @@ final class BlockTable {
     }
   }
 
-  private static final class Segment {
-    final StampedLock lock = new StampedLock();
-    volatile Tab tab = new Tab(MIN_CAPACITY, 1);
-    int size; // guarded by lock (write)
-  }
-
-  /** Per-walk scratch of {@link #MAX_CHUNK} entries; one per thread, owned by the caller. */
+  /** Per-walk scratch; one per thread, owned by the caller. */
   static final class WalkScratch {
-    final long[] stamps = new long[MAX_CHUNK];
-    final long[] firstKeys = new long[MAX_CHUNK];
-    final long[] firstWords = new long[MAX_CHUNK];
+    /** Keeps the warming loads of a walk alive. */
+    long sink;
   }
 
-  private final Segment[] segments = new Segment[SEGMENTS];
+  private final Tab[] tabs = new Tab[SEGMENTS];
+  private final long[] versions = new long[SEGMENTS * VERSION_STRIDE];
+  private final int[] sizes = new int[SEGMENTS]; // each guarded by its segment's version (odd = held)
 
   BlockTable() {
     for (int i = 0; i < SEGMENTS; i++) {
-      segments[i] = new Segment();
+      tabs[i] = new Tab(MIN_CAPACITY, 1);
     }
+    VarHandle.releaseFence();
   }
 
-  private static Segment segmentFor(Segment[] segments, long key) {
-    return segments[(int) (key >>> SEGMENT_SHIFT)];
+  private static int segmentOf(long key) {
+    return (int) (key >>> SEGMENT_SHIFT);
   }
 
   /** The home entry of {@code key} in a table of {@code capacity} entries. */
@@ -74,17 +82,71 @@ final class BlockTable {
     return (int) (((key & 0xFFFF_FFFFL) * capacity) >>> 32);
   }
 
+  // ---- segment versions (sequence locks) ----
+
+  /** Waits for segment {@code s} to be free and takes it; returns the odd version to hand to {@link #unlock}. */
+  private long lock(int s) {
+    int at = s * VERSION_STRIDE;
+    for (int spins = 0; ; spins++) {
+      long v = (long) VERSION.getVolatile(versions, at);
+      if ((v & 1) == 0 && VERSION.compareAndSet(versions, at, v, v + 1)) {
+        return v + 1;
+      }
+      backOff(spins);
+    }
+  }
+
+  /** Spins briefly, then parks a microsecond at a time, so a waiter never burns a core behind a slow rebuild. */
+  private static void backOff(int spins) {
+    if (spins < SPINS) {
+      Thread.onSpinWait();
+    } else {
+      LockSupport.parkNanos(1_000);
+    }
+  }
+
+  private void unlock(int s, long odd) {
+    VERSION.setRelease(versions, s * VERSION_STRIDE, odd + 1);
+  }
+
+  /** The segment's version once it is even (no writer inside); reads that follow are ordered after it. */
+  private long readVersion(int s) {
+    int at = s * VERSION_STRIDE;
+    for (int spins = 0; ; spins++) {
+      long v = (long) VERSION.getAcquire(versions, at);
+      if ((v & 1) == 0) {
+        return v;
+      }
+      backOff(spins);
+    }
+  }
+
+  /** Whether the segment did not change since {@code version} was read; orders the reads before it. */
+  private boolean validate(int s, long version) {
+    VarHandle.loadLoadFence();
+    return (long) VERSION.getOpaque(versions, s * VERSION_STRIDE) == version;
+  }
+
+  private Tab tab(int s) {
+    return (Tab) TAB.getAcquire(tabs, s);
+  }
+
+  private void publish(int s, Tab t) {
+    TAB.setRelease(tabs, s, t);
+  }
+
+  // ---- writes ----
+
   /**
    * Reads the home entries of {@code keys[0, count)} without locking, so that a batch of writes that follows finds
    * them in cache: the reads are independent and overlap, where each write (it takes a lock) would wait for its own.
    * Returns a value the caller must keep (in a field), so the reads are not optimised away.
    */
   long touch(long[] keys, int count) {
-    Segment[] segs = segments;
     long sink = 0;
     for (int i = 0; i < count; i++) {
       long key = keys[i];
-      Tab t = segmentFor(segs, key).tab;
+      Tab t = tab(segmentOf(key));
       sink ^= t.slots[home(key, t.capacity) * t.stride];
     }
     return sink;
@@ -92,22 +154,22 @@ final class BlockTable {
 
   /** Adds {@code slot} to the holders of {@code key}; returns true if it was not there. */
   boolean add(long key, int slot) {
-    Segment seg = segmentFor(segments, key);
-    long stamp = seg.lock.writeLock();
+    int s = segmentOf(key);
+    long held = lock(s);
     try {
-      Tab t = seg.tab;
+      Tab t = tabs[s];
       int word = slot >>> 6;
       if (word >= t.words) {
-        t = rebuild(seg, t.capacity, word + 1);
+        t = rebuild(s, t.capacity, word + 1);
       }
       int i = find(t, key);
       if (i < 0) {
-        if ((seg.size + 1) * 4L > t.capacity * 3L) {
-          t = rebuild(seg, grown(t.capacity), t.words);
+        if ((sizes[s] + 1) * 4L > t.capacity * 3L) {
+          t = rebuild(s, grown(t.capacity), t.words);
         }
         i = insertionPoint(t, key);
         t.slots[i * t.stride] = key;
-        seg.size++;
+        sizes[s]++;
       }
       int m = i * t.stride + 1 + word;
       long bit = 1L << slot;
@@ -115,16 +177,16 @@ final class BlockTable {
       t.slots[m] |= bit;
       return added;
     } finally {
-      seg.lock.unlockWrite(stamp);
+      unlock(s, held);
     }
   }
 
   /** Removes {@code slot} from the holders of {@code key}; returns true if it was there. */
   boolean remove(long key, int slot) {
-    Segment seg = segmentFor(segments, key);
-    long stamp = seg.lock.writeLock();
+    int s = segmentOf(key);
+    long held = lock(s);
     try {
-      Tab t = seg.tab;
+      Tab t = tabs[s];
       int word = slot >>> 6;
       if (word >= t.words) {
         return false;
@@ -141,28 +203,29 @@ final class BlockTable {
       t.slots[m] &= ~bit;
       if (isEmpty(t, i)) {
         delete(t, i);
-        seg.size--;
-        if (t.capacity > MIN_CAPACITY && seg.size * 4L < t.capacity) {
-          rebuild(seg, seg.size * 2, t.words);
+        sizes[s]--;
+        if (t.capacity > MIN_CAPACITY && sizes[s] * 4L < t.capacity) {
+          rebuild(s, sizes[s] * 2, t.words);
         }
       }
       return true;
     } finally {
-      seg.lock.unlockWrite(stamp);
+      unlock(s, held);
     }
   }
 
   /** Whether {@code slot} holds {@code key}. */
   boolean contains(long key, int slot) {
-    Segment seg = segmentFor(segments, key);
-    long stamp = seg.lock.readLock();
-    try {
-      Tab t = seg.tab;
+    int s = segmentOf(key);
+    while (true) {
+      long v = readVersion(s);
+      Tab t = tab(s);
       int word = slot >>> 6;
       int i = find(t, key);
-      return i >= 0 && word < t.words && (t.slots[i * t.stride + 1 + word] & (1L << slot)) != 0;
-    } finally {
-      seg.lock.unlockRead(stamp);
+      boolean held = i >= 0 && word < t.words && (t.slots[i * t.stride + 1 + word] & (1L << slot)) != 0;
+      if (validate(s, v)) {
+        return held;
+      }
     }
   }
 
@@ -170,10 +233,10 @@ final class BlockTable {
   void clearSlot(int slot) {
     int word = slot >>> 6;
     long keep = ~(1L << slot);
-    for (Segment seg : segments) {
-      long stamp = seg.lock.writeLock();
+    for (int s = 0; s < SEGMENTS; s++) {
+      long held = lock(s);
       try {
-        Tab t = seg.tab;
+        Tab t = tabs[s];
         if (word >= t.words) {
           continue;
         }
@@ -186,10 +249,10 @@ final class BlockTable {
           }
         }
         if (emptied) {
-          rebuild(seg, t.capacity, t.words);
+          rebuild(s, t.capacity, t.words);
         }
       } finally {
-        seg.lock.unlockWrite(stamp);
+        unlock(s, held);
       }
     }
   }
@@ -197,12 +260,12 @@ final class BlockTable {
   /** Number of distinct keys. */
   long keyCount() {
     long n = 0;
-    for (Segment seg : segments) {
-      long stamp = seg.lock.readLock();
+    for (int s = 0; s < SEGMENTS; s++) {
+      long held = lock(s);
       try {
-        n += seg.size;
+        n += sizes[s];
       } finally {
-        seg.lock.unlockRead(stamp);
+        unlock(s, held);
       }
     }
     return n;
@@ -211,11 +274,13 @@ final class BlockTable {
   /** Bytes held by the arrays (excluding object headers): for memory reporting. */
   long arrayBytes() {
     long n = 0;
-    for (Segment seg : segments) {
-      n += 8L * seg.tab.slots.length;
+    for (int s = 0; s < SEGMENTS; s++) {
+      n += 8L * tab(s).slots.length;
     }
     return n;
   }
+
+  // ---- the walk ----
 
   /**
    * For each candidate, the number of leading keys of {@code keys} it holds.
@@ -228,47 +293,36 @@ final class BlockTable {
   void walk(PrefixKeys keys, long[] active, long[] held, int[] depthBySlot, WalkScratch scratch) {
     int words = active.length;
     int keyCount = keys.size();
-    Segment[] segs = segments;
-    long[] stamps = scratch.stamps;
-    long[] firstKeys = scratch.firstKeys;
-    long[] firstWords = scratch.firstWords;
+    Tab[] segmentTabs = tabs;
     long act = words == 1 ? active[0] : anyOf(active, words);
     int b = 0;
     int chunk = FIRST_CHUNK;
     while (b < keyCount && act != 0) {
-      int m = Math.min(chunk, keyCount - b);
+      int end = Math.min(keyCount, b + chunk);
       chunk = Math.min(MAX_CHUNK, chunk << 1);
-      // Phase 1: every key's home entry, loaded independently of the others.
-      for (int j = 0; j < m; j++) {
-        long key = keys.key(b + j);
-        Segment seg = segmentFor(segs, key);
-        stamps[j] = seg.lock.tryOptimisticRead();
-        Tab t = seg.tab;
-        int p = home(key, t.capacity) * t.stride;
-        firstKeys[j] = t.slots[p];
-        firstWords[j] = t.slots[p + 1];
+      // Warm the chunk's home entries: plain loads, independent of each other, so their cache misses overlap
+      // instead of queueing one behind the other.
+      long sink = 0;
+      for (int i = b; i < end; i++) {
+        long key = keys.key(i);
+        Tab t = segmentTabs[segmentOf(key)];
+        sink ^= t.slots[home(key, t.capacity) * t.stride];
       }
-      // Phase 2: resolve in order, now from cache.
-      for (int j = 0; j < m; j++, b++) {
+      scratch.sink ^= sink;
+      // Then resolve each key in order, from cache, under its segment's version. (A plain read of the segment's
+      // table after the version's acquiring read is ordered after it; its final fields make it safe to share.)
+      for (; b < end; b++) {
         long key = keys.key(b);
-        Segment seg = segmentFor(segs, key);
+        int s = segmentOf(key);
         if (words == 1) {
           long h;
-          long first = firstKeys[j];
-          if (first == key) {
-            h = firstWords[j];
-          } else if (first == 0) {
-            h = 0;
-          } else {
-            h = held1(seg.tab, key);
-          }
-          if (!seg.lock.validate(stamps[j])) {
-            long stamp = seg.lock.readLock();
-            try {
-              h = held1(seg.tab, key);
-            } finally {
-              seg.lock.unlockRead(stamp);
+          long v = readVersion(s);
+          while (true) {
+            h = held1(segmentTabs[s], key);
+            if (validate(s, v)) {
+              break;
             }
+            v = readVersion(s);
           }
           long gone = act & ~h;
           while (gone != 0) {
@@ -277,14 +331,13 @@ final class BlockTable {
           }
           act &= h;
         } else {
-          readHeld(seg.tab, key, held, words);
-          if (!seg.lock.validate(stamps[j])) {
-            long stamp = seg.lock.readLock();
-            try {
-              readHeld(seg.tab, key, held, words);
-            } finally {
-              seg.lock.unlockRead(stamp);
+          long v = readVersion(s);
+          while (true) {
+            readHeld(segmentTabs[s], key, held, 0, words);
+            if (validate(s, v)) {
+              break;
             }
+            v = readVersion(s);
           }
           act = 0;
           for (int w = 0; w < words; w++) {
@@ -324,11 +377,11 @@ final class BlockTable {
     return any;
   }
 
-  /** Copies the holders of {@code key} into {@code held[0, words)}; a torn read is caught by the caller. */
-  private static void readHeld(Tab t, long key, long[] held, int words) {
+  /** Copies the holders of {@code key} into {@code out[at, at + words)}; a torn read is caught by the caller. */
+  private static void readHeld(Tab t, long key, long[] out, int at, int words) {
     int i = find(t, key);
     for (int w = 0; w < words; w++) {
-      held[w] = i >= 0 && w < t.words ? t.slots[i * t.stride + 1 + w] : 0;
+      out[at + w] = i >= 0 && w < t.words ? t.slots[i * t.stride + 1 + w] : 0;
     }
   }
 
@@ -338,14 +391,16 @@ final class BlockTable {
     return i < 0 ? 0 : t.slots[i * t.stride + 1];
   }
 
+  // ---- table internals ----
+
   /** The entry index of {@code key}, or -1; bounded, so a racing writer cannot trap an optimistic reader. */
   private static int find(Tab t, long key) {
-    long[] s = t.slots;
+    long[] slots = t.slots;
     int cap = t.capacity;
     int stride = t.stride;
     int i = home(key, cap);
     for (int probes = 0; probes < cap; probes++) {
-      long k = s[i * stride];
+      long k = slots[i * stride];
       if (k == key) {
         return i;
       }
@@ -380,11 +435,11 @@ final class BlockTable {
   private static void delete(Tab t, int hole) {
     int cap = t.capacity;
     int stride = t.stride;
-    long[] s = t.slots;
+    long[] slots = t.slots;
     int i = hole;
     while (true) {
       i = i + 1 == cap ? 0 : i + 1;
-      long k = s[i * stride];
+      long k = slots[i * stride];
       if (k == 0) {
         break;
       }
@@ -393,20 +448,20 @@ final class BlockTable {
       int fromHole = i >= hole ? i - hole : i + cap - hole;
       // k may move back into the hole if the hole lies on its probe path from its home.
       if (fromHole <= fromHome) {
-        System.arraycopy(s, i * stride, s, hole * stride, stride);
+        System.arraycopy(slots, i * stride, slots, hole * stride, stride);
         hole = i;
       }
     }
-    java.util.Arrays.fill(s, hole * stride, hole * stride + stride, 0L);
+    Arrays.fill(slots, hole * stride, hole * stride + stride, 0L);
   }
 
   private static int grown(int capacity) {
     return capacity + (capacity >>> 1);
   }
 
-  /** Copies live entries into a new array of at least {@code capacity} entries; caller holds the write lock. */
-  private static Tab rebuild(Segment seg, int capacity, int words) {
-    Tab old = seg.tab;
+  /** Copies segment {@code s}'s live entries into a new array of at least {@code capacity} entries; s is held. */
+  private Tab rebuild(int s, int capacity, int words) {
+    Tab old = tabs[s];
     int live = 0;
     for (int i = 0; i < old.capacity; i++) {
       if (old.slots[i * old.stride] != 0 && !isEmpty(old, i)) {
@@ -428,8 +483,8 @@ final class BlockTable {
         System.arraycopy(old.slots, from + 1, t.slots, j * t.stride + 1, copyWords);
       }
     }
-    seg.size = live;
-    seg.tab = t;
+    sizes[s] = live;
+    publish(s, t);
     return t;
   }
 }

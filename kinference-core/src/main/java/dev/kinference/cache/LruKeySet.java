@@ -1,5 +1,6 @@
 package dev.kinference.cache;
 
+import dev.kinference.prompt.PrefixKeys;
 import java.util.Arrays;
 
 /**
@@ -79,6 +80,25 @@ final class LruKeySet {
     insertIntoTable(n);
     size++;
     return true;
+  }
+
+  /**
+   * Reads the table entries and nodes of {@code keys[0, count)}, so that the touches that follow find them in
+   * cache: these reads are independent of each other and overlap, where each touch waits for its own. Returns a
+   * value the caller must keep, so the reads are not optimised away.
+   */
+  long warm(PrefixKeys keys, int count) {
+    int[] t = table;
+    long[] k = nodeKey;
+    int[] p = prev;
+    long sink = 0;
+    for (int i = 0; i < count; i++) {
+      int e = t[home(keys.key(i), t.length)];
+      if (e != 0) {
+        sink ^= k[e - 1] ^ p[e - 1];
+      }
+    }
+    return sink;
   }
 
   /** Evicts every key last used before {@code deadline}; returns how many. */
