@@ -38,6 +38,8 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
     final LruKeySet keys;
     volatile long lastSweep;
     boolean removed;
+    @SuppressWarnings("UnusedVariable") // written, never read: its only job is to keep LruKeySet.warm's reads
+    long warmed;
 
     EndpointBlocks(EndpointState endpoint, long now) {
       this.endpoint = endpoint;
@@ -116,6 +118,7 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
       blocks.keys.expireBefore(now - ttlNanos, blocks);
       blocks.lastSweep = now;
       int n = Math.min(prefix.size(), capacity);
+      blocks.warmed ^= blocks.keys.warm(prefix, n);
       for (int i = n - 1; i >= 0; i--) {
         long key = prefix.key(i);
         if (blocks.keys.touch(key, now, blocks)) {

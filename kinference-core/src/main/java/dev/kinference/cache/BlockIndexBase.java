@@ -12,6 +12,7 @@ abstract class BlockIndexBase implements CacheIndex {
     long[] active = new long[1];
     long[] held = new long[1];
     int[] depthBySlot = new int[64];
+    final BlockTable.WalkScratch walk = new BlockTable.WalkScratch();
   }
 
   private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -44,7 +45,7 @@ abstract class BlockIndexBase implements CacheIndex {
       s.depthBySlot[slot] = 0;
     }
     beforeLookup(candidates, count);
-    table.walk(keys, active, s.held, s.depthBySlot);
+    table.walk(keys, active, s.held, s.depthBySlot, s.walk);
     for (int i = 0; i < count; i++) {
       matchedBlocks[i] = s.depthBySlot[candidates[i].slot()];
     }

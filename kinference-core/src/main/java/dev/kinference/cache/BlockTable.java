@@ -1,92 +1,192 @@
 package dev.kinference.cache;
 
 import dev.kinference.prompt.PrefixKeys;
-import java.util.concurrent.locks.StampedLock;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Router block key -> set of endpoint slots holding it: the shared structure of both cache indexes.
  *
- * <p>64 segments, chosen by the key's top bits; each an open-addressing table with linear probing over a
- * {@code long[]} of keys and a {@code long[]} of slot bitsets ({@code words} longs per entry). Key 0 marks an empty
- * entry ({@link dev.kinference.prompt.BlockKeys} never produces it).
+ * <p>64 segments, chosen by the key's top six bits; each an open-addressing table with linear probing over a single
+ * {@code long[]} of entries, each entry a key followed by its slot bitset ({@code words} longs), so a probe touches
+ * one cache line. Key 0 marks an empty entry ({@link dev.kinference.prompt.BlockKeys} never produces it). A key's
+ * home entry is its low 32 bits scaled to the capacity, so capacities need not be powers of two: a segment grows by
+ * half when three quarters full and shrinks when less than a quarter full, keeping its arrays between 1.33 and
+ * about 4 entries' worth per key (between 1.33 and 2 while it grows).
  *
- * <p>Thread-safety: writers take their segment's write lock; {@link #walk} reads optimistically and revalidates,
- * falling back to the segment read lock, so readers never see a torn entry and never block each other.
+ * <p>A {@link #walk} looks up a prompt's keys in growing chunks (8, 16, 32, then 64 keys): it first loads every
+ * chunk key's home entry, plain independent loads whose cache misses overlap, then resolves the keys in order from
+ * cache. On a table larger than the caches this pays about one memory latency per chunk instead of one per key. The
+ * segments' tables and versions sit in flat arrays, so reaching a key's entry costs one load before the entry.
+ *
+ * <p>Thread-safety: each segment has a version (a sequence lock): a writer makes it odd while it changes the
+ * segment and even again after, writers of one segment exclude each other, and {@link #walk} reads without
+ * locking and re-reads when the version moved, so readers never see a torn entry and never block writers.
  */
 final class BlockTable {
 
   private static final int SEGMENT_SHIFT = 58;
   private static final int SEGMENTS = 1 << (64 - SEGMENT_SHIFT);
+  /** Versions are eight longs (a cache line) apart, so writers of different segments do not share a line. */
+  private static final int VERSION_STRIDE = 8;
   private static final int MIN_CAPACITY = 64;
+  /** Keys warmed per chunk of a walk, at most; the first chunks are smaller, so an early miss costs little. */
+  private static final int MAX_CHUNK = 64;
+  private static final int FIRST_CHUNK = 8;
+  /** Spins of a reader or writer waiting for a segment before it parks. */
+  private static final int SPINS = 64;
 
-  /** Immutable shape of a segment's arrays; replaced whole on resize so readers see a consistent pair. */
+  private static final VarHandle VERSION = MethodHandles.arrayElementVarHandle(long[].class);
+  private static final VarHandle TAB = MethodHandles.arrayElementVarHandle(Tab[].class);
+
+  /** Immutable shape of a segment's array; replaced whole on resize. Final fields: safe to read through a race. */
   private static final class Tab {
-    final long[] keys;
-    final long[] masks;
+    final long[] slots;
+    final int capacity;
     final int words;
-    final int capacityMask;
+    final int stride;
 
     Tab(int capacity, int words) {
-      this.keys = new long[capacity];
-      this.masks = new long[capacity * words];
+      this.capacity = capacity;
       this.words = words;
-      this.capacityMask = capacity - 1;
+      this.stride = words + 1;
+      this.slots = new long[capacity * stride];
     }
   }
 
-  private static final class Segment {
-    final StampedLock lock = new StampedLock();
-    volatile Tab tab = new Tab(MIN_CAPACITY, 1);
-    int size; // guarded by lock (write)
+  /** Per-walk scratch; one per thread, owned by the caller. */
+  static final class WalkScratch {
+    /** Keeps the warming loads of a walk alive. */
+    long sink;
   }
 
-  private final Segment[] segments = new Segment[SEGMENTS];
+  private final Tab[] tabs = new Tab[SEGMENTS];
+  private final long[] versions = new long[SEGMENTS * VERSION_STRIDE];
+  private final int[] sizes = new int[SEGMENTS]; // each guarded by its segment's version (odd = held)
 
   BlockTable() {
     for (int i = 0; i < SEGMENTS; i++) {
-      segments[i] = new Segment();
+      tabs[i] = new Tab(MIN_CAPACITY, 1);
+    }
+    VarHandle.releaseFence();
+  }
+
+  private static int segmentOf(long key) {
+    return (int) (key >>> SEGMENT_SHIFT);
+  }
+
+  /** The home entry of {@code key} in a table of {@code capacity} entries. */
+  private static int home(long key, int capacity) {
+    return (int) (((key & 0xFFFF_FFFFL) * capacity) >>> 32);
+  }
+
+  // ---- segment versions (sequence locks) ----
+
+  /** Waits for segment {@code s} to be free and takes it; returns the odd version to hand to {@link #unlock}. */
+  private long lock(int s) {
+    int at = s * VERSION_STRIDE;
+    for (int spins = 0; ; spins++) {
+      long v = (long) VERSION.getVolatile(versions, at);
+      if ((v & 1) == 0 && VERSION.compareAndSet(versions, at, v, v + 1)) {
+        return v + 1;
+      }
+      backOff(spins);
     }
   }
 
-  private static Segment segmentFor(Segment[] segments, long key) {
-    return segments[(int) (key >>> SEGMENT_SHIFT)];
+  /** Spins briefly, then parks a microsecond at a time, so a waiter never burns a core behind a slow rebuild. */
+  private static void backOff(int spins) {
+    if (spins < SPINS) {
+      Thread.onSpinWait();
+    } else {
+      LockSupport.parkNanos(1_000);
+    }
+  }
+
+  private void unlock(int s, long odd) {
+    VERSION.setRelease(versions, s * VERSION_STRIDE, odd + 1);
+  }
+
+  /** The segment's version once it is even (no writer inside); reads that follow are ordered after it. */
+  private long readVersion(int s) {
+    int at = s * VERSION_STRIDE;
+    for (int spins = 0; ; spins++) {
+      long v = (long) VERSION.getAcquire(versions, at);
+      if ((v & 1) == 0) {
+        return v;
+      }
+      backOff(spins);
+    }
+  }
+
+  /** Whether the segment did not change since {@code version} was read; orders the reads before it. */
+  private boolean validate(int s, long version) {
+    VarHandle.loadLoadFence();
+    return (long) VERSION.getOpaque(versions, s * VERSION_STRIDE) == version;
+  }
+
+  private Tab tab(int s) {
+    return (Tab) TAB.getAcquire(tabs, s);
+  }
+
+  private void publish(int s, Tab t) {
+    TAB.setRelease(tabs, s, t);
+  }
+
+  // ---- writes ----
+
+  /**
+   * Reads the home entries of {@code keys[0, count)} without locking, so that a batch of writes that follows finds
+   * them in cache: the reads are independent and overlap, where each write (it takes a lock) would wait for its own.
+   * Returns a value the caller must keep (in a field), so the reads are not optimised away.
+   */
+  long touch(long[] keys, int count) {
+    long sink = 0;
+    for (int i = 0; i < count; i++) {
+      long key = keys[i];
+      Tab t = tab(segmentOf(key));
+      sink ^= t.slots[home(key, t.capacity) * t.stride];
+    }
+    return sink;
   }
 
   /** Adds {@code slot} to the holders of {@code key}; returns true if it was not there. */
   boolean add(long key, int slot) {
-    Segment seg = segmentFor(segments, key);
-    long stamp = seg.lock.writeLock();
+    int s = segmentOf(key);
+    long held = lock(s);
     try {
-      Tab t = seg.tab;
+      Tab t = tabs[s];
       int word = slot >>> 6;
       if (word >= t.words) {
-        t = rebuild(seg, t.keys.length, word + 1);
+        t = rebuild(s, t.capacity, word + 1);
       }
       int i = find(t, key);
       if (i < 0) {
-        if ((seg.size + 1) * 4L > t.keys.length * 3L) {
-          t = rebuild(seg, t.keys.length * 2, t.words);
+        if ((sizes[s] + 1) * 4L > t.capacity * 3L) {
+          t = rebuild(s, grown(t.capacity), t.words);
         }
         i = insertionPoint(t, key);
-        t.keys[i] = key;
-        seg.size++;
+        t.slots[i * t.stride] = key;
+        sizes[s]++;
       }
-      int m = i * t.words + word;
+      int m = i * t.stride + 1 + word;
       long bit = 1L << slot;
-      boolean added = (t.masks[m] & bit) == 0;
-      t.masks[m] |= bit;
+      boolean added = (t.slots[m] & bit) == 0;
+      t.slots[m] |= bit;
       return added;
     } finally {
-      seg.lock.unlockWrite(stamp);
+      unlock(s, held);
     }
   }
 
   /** Removes {@code slot} from the holders of {@code key}; returns true if it was there. */
   boolean remove(long key, int slot) {
-    Segment seg = segmentFor(segments, key);
-    long stamp = seg.lock.writeLock();
+    int s = segmentOf(key);
+    long held = lock(s);
     try {
-      Tab t = seg.tab;
+      Tab t = tabs[s];
       int word = slot >>> 6;
       if (word >= t.words) {
         return false;
@@ -95,33 +195,37 @@ final class BlockTable {
       if (i < 0) {
         return false;
       }
-      int m = i * t.words + word;
+      int m = i * t.stride + 1 + word;
       long bit = 1L << slot;
-      if ((t.masks[m] & bit) == 0) {
+      if ((t.slots[m] & bit) == 0) {
         return false;
       }
-      t.masks[m] &= ~bit;
+      t.slots[m] &= ~bit;
       if (isEmpty(t, i)) {
         delete(t, i);
-        seg.size--;
+        sizes[s]--;
+        if (t.capacity > MIN_CAPACITY && sizes[s] * 4L < t.capacity) {
+          rebuild(s, sizes[s] * 2, t.words);
+        }
       }
       return true;
     } finally {
-      seg.lock.unlockWrite(stamp);
+      unlock(s, held);
     }
   }
 
   /** Whether {@code slot} holds {@code key}. */
   boolean contains(long key, int slot) {
-    Segment seg = segmentFor(segments, key);
-    long stamp = seg.lock.readLock();
-    try {
-      Tab t = seg.tab;
+    int s = segmentOf(key);
+    while (true) {
+      long v = readVersion(s);
+      Tab t = tab(s);
       int word = slot >>> 6;
       int i = find(t, key);
-      return i >= 0 && word < t.words && (t.masks[i * t.words + word] & (1L << slot)) != 0;
-    } finally {
-      seg.lock.unlockRead(stamp);
+      boolean held = i >= 0 && word < t.words && (t.slots[i * t.stride + 1 + word] & (1L << slot)) != 0;
+      if (validate(s, v)) {
+        return held;
+      }
     }
   }
 
@@ -129,25 +233,26 @@ final class BlockTable {
   void clearSlot(int slot) {
     int word = slot >>> 6;
     long keep = ~(1L << slot);
-    for (Segment seg : segments) {
-      long stamp = seg.lock.writeLock();
+    for (int s = 0; s < SEGMENTS; s++) {
+      long held = lock(s);
       try {
-        Tab t = seg.tab;
+        Tab t = tabs[s];
         if (word >= t.words) {
           continue;
         }
         boolean emptied = false;
-        for (int i = 0; i < t.keys.length; i++) {
-          if (t.keys[i] != 0) {
-            t.masks[i * t.words + word] &= keep;
+        for (int i = 0; i < t.capacity; i++) {
+          int base = i * t.stride;
+          if (t.slots[base] != 0) {
+            t.slots[base + 1 + word] &= keep;
             emptied |= isEmpty(t, i);
           }
         }
         if (emptied) {
-          rebuild(seg, t.keys.length, t.words);
+          rebuild(s, t.capacity, t.words);
         }
       } finally {
-        seg.lock.unlockWrite(stamp);
+        unlock(s, held);
       }
     }
   }
@@ -155,12 +260,12 @@ final class BlockTable {
   /** Number of distinct keys. */
   long keyCount() {
     long n = 0;
-    for (Segment seg : segments) {
-      long stamp = seg.lock.readLock();
+    for (int s = 0; s < SEGMENTS; s++) {
+      long held = lock(s);
       try {
-        n += seg.size;
+        n += sizes[s];
       } finally {
-        seg.lock.unlockRead(stamp);
+        unlock(s, held);
       }
     }
     return n;
@@ -169,12 +274,13 @@ final class BlockTable {
   /** Bytes held by the arrays (excluding object headers): for memory reporting. */
   long arrayBytes() {
     long n = 0;
-    for (Segment seg : segments) {
-      Tab t = seg.tab;
-      n += 8L * t.keys.length + 8L * t.masks.length;
+    for (int s = 0; s < SEGMENTS; s++) {
+      n += 8L * tab(s).slots.length;
     }
     return n;
   }
+
+  // ---- the walk ----
 
   /**
    * For each candidate, the number of leading keys of {@code keys} it holds.
@@ -182,41 +288,76 @@ final class BlockTable {
    * @param active bitset of candidate slots ({@code active.length} words); cleared by this call
    * @param held scratch of at least {@code active.length} words
    * @param depthBySlot receives, for every slot set in {@code active}, its matched depth
+   * @param scratch this thread's chunk scratch
    */
-  void walk(PrefixKeys keys, long[] active, long[] held, int[] depthBySlot) {
+  void walk(PrefixKeys keys, long[] active, long[] held, int[] depthBySlot, WalkScratch scratch) {
     int words = active.length;
-    if (words == 1) {
-      walk1(keys, active, depthBySlot);
-      return;
-    }
     int keyCount = keys.size();
-    for (int b = 0; b < keyCount; b++) {
-      long key = keys.key(b);
-      Segment seg = segmentFor(segments, key);
-      long stamp = seg.lock.tryOptimisticRead();
-      readHeld(seg.tab, key, held, words);
-      if (!seg.lock.validate(stamp)) {
-        stamp = seg.lock.readLock();
-        try {
-          readHeld(seg.tab, key, held, words);
-        } finally {
-          seg.lock.unlockRead(stamp);
+    Tab[] segmentTabs = tabs;
+    long act = words == 1 ? active[0] : anyOf(active, words);
+    int b = 0;
+    int chunk = FIRST_CHUNK;
+    while (b < keyCount && act != 0) {
+      int end = Math.min(keyCount, b + chunk);
+      chunk = Math.min(MAX_CHUNK, chunk << 1);
+      // Warm the chunk's home entries: plain loads, independent of each other, so their cache misses overlap
+      // instead of queueing one behind the other.
+      long sink = 0;
+      for (int i = b; i < end; i++) {
+        long key = keys.key(i);
+        Tab t = segmentTabs[segmentOf(key)];
+        sink ^= t.slots[home(key, t.capacity) * t.stride];
+      }
+      scratch.sink ^= sink;
+      // Then resolve each key in order, from cache, under its segment's version. (A plain read of the segment's
+      // table after the version's acquiring read is ordered after it; its final fields make it safe to share.)
+      for (; b < end; b++) {
+        long key = keys.key(b);
+        int s = segmentOf(key);
+        if (words == 1) {
+          long h;
+          long v = readVersion(s);
+          while (true) {
+            h = held1(segmentTabs[s], key);
+            if (validate(s, v)) {
+              break;
+            }
+            v = readVersion(s);
+          }
+          long gone = act & ~h;
+          while (gone != 0) {
+            depthBySlot[Long.numberOfTrailingZeros(gone)] = b;
+            gone &= gone - 1;
+          }
+          act &= h;
+        } else {
+          long v = readVersion(s);
+          while (true) {
+            readHeld(segmentTabs[s], key, held, 0, words);
+            if (validate(s, v)) {
+              break;
+            }
+            v = readVersion(s);
+          }
+          act = 0;
+          for (int w = 0; w < words; w++) {
+            long still = active[w] & held[w];
+            long gone = active[w] & ~still;
+            while (gone != 0) {
+              depthBySlot[(w << 6) + Long.numberOfTrailingZeros(gone)] = b;
+              gone &= gone - 1;
+            }
+            active[w] = still;
+            act |= still;
+          }
+        }
+        if (act == 0) {
+          break;
         }
       }
-      long any = 0;
-      for (int w = 0; w < words; w++) {
-        long still = active[w] & held[w];
-        long gone = active[w] & ~still;
-        while (gone != 0) {
-          depthBySlot[(w << 6) + Long.numberOfTrailingZeros(gone)] = b;
-          gone &= gone - 1;
-        }
-        active[w] = still;
-        any |= still;
-      }
-      if (any == 0) {
-        return;
-      }
+    }
+    if (words == 1) {
+      active[0] = act;
     }
     for (int w = 0; w < words; w++) {
       long rest = active[w];
@@ -228,98 +369,62 @@ final class BlockTable {
     }
   }
 
-  /** Copies the holders of {@code key} into {@code held[0, words)}; a torn read is caught by the caller. */
-  private static void readHeld(Tab t, long key, long[] held, int words) {
-    int i = findBounded(t, key);
+  private static long anyOf(long[] words, int n) {
+    long any = 0;
+    for (int w = 0; w < n; w++) {
+      any |= words[w];
+    }
+    return any;
+  }
+
+  /** Copies the holders of {@code key} into {@code out[at, at + words)}; a torn read is caught by the caller. */
+  private static void readHeld(Tab t, long key, long[] out, int at, int words) {
+    int i = find(t, key);
     for (int w = 0; w < words; w++) {
-      held[w] = i >= 0 && w < t.words ? t.masks[i * t.words + w] : 0;
+      out[at + w] = i >= 0 && w < t.words ? t.slots[i * t.stride + 1 + w] : 0;
     }
   }
 
-  private void walk1(PrefixKeys keys, long[] active, int[] depthBySlot) {
-    int keyCount = keys.size();
-    long act = active[0];
-    int b = 0;
-    for (; b < keyCount && act != 0; b++) {
-      long key = keys.key(b);
-      Segment seg = segmentFor(segments, key);
-      long stamp = seg.lock.tryOptimisticRead();
-      long held = held1(seg.tab, key);
-      if (!seg.lock.validate(stamp)) {
-        stamp = seg.lock.readLock();
-        try {
-          held = held1(seg.tab, key);
-        } finally {
-          seg.lock.unlockRead(stamp);
-        }
-      }
-      long still = act & held;
-      long gone = act & ~still;
-      while (gone != 0) {
-        depthBySlot[Long.numberOfTrailingZeros(gone)] = b;
-        gone &= gone - 1;
-      }
-      act = still;
-    }
-    while (act != 0) {
-      depthBySlot[Long.numberOfTrailingZeros(act)] = keyCount;
-      act &= act - 1;
-    }
-    active[0] = 0;
-  }
-
-  /** Word 0 of the holders of {@code key}, or 0; bounded so a racing writer cannot trap the reader. */
+  /** Word 0 of the holders of {@code key}, or 0. */
   private static long held1(Tab t, long key) {
-    long[] ks = t.keys;
-    int mask = t.capacityMask;
-    int i = (int) key & mask;
-    for (int probes = 0; probes <= mask; probes++) {
-      long k = ks[i];
-      if (k == key) {
-        return t.masks[i * t.words];
-      }
-      if (k == 0) {
-        return 0;
-      }
-      i = (i + 1) & mask;
-    }
-    return 0;
+    int i = find(t, key);
+    return i < 0 ? 0 : t.slots[i * t.stride + 1];
   }
 
-  private static int findBounded(Tab t, long key) {
-    long[] ks = t.keys;
-    int mask = t.capacityMask;
-    int i = (int) key & mask;
-    for (int probes = 0; probes <= mask; probes++) {
-      long k = ks[i];
+  // ---- table internals ----
+
+  /** The entry index of {@code key}, or -1; bounded, so a racing writer cannot trap an optimistic reader. */
+  private static int find(Tab t, long key) {
+    long[] slots = t.slots;
+    int cap = t.capacity;
+    int stride = t.stride;
+    int i = home(key, cap);
+    for (int probes = 0; probes < cap; probes++) {
+      long k = slots[i * stride];
       if (k == key) {
         return i;
       }
       if (k == 0) {
         return -1;
       }
-      i = (i + 1) & mask;
+      i = i + 1 == cap ? 0 : i + 1;
     }
     return -1;
   }
 
-  private static int find(Tab t, long key) {
-    return findBounded(t, key);
-  }
-
   private static int insertionPoint(Tab t, long key) {
-    int mask = t.capacityMask;
-    int i = (int) key & mask;
-    while (t.keys[i] != 0) {
-      i = (i + 1) & mask;
+    int cap = t.capacity;
+    int i = home(key, cap);
+    while (t.slots[i * t.stride] != 0) {
+      i = i + 1 == cap ? 0 : i + 1;
     }
     return i;
   }
 
   private static boolean isEmpty(Tab t, int i) {
-    int base = i * t.words;
+    int base = i * t.stride + 1;
     for (int w = 0; w < t.words; w++) {
-      if (t.masks[base + w] != 0) {
+      if (t.slots[base + w] != 0) {
         return false;
       }
     }
@@ -328,55 +433,58 @@ final class BlockTable {
 
   /** Backward-shift deletion keeps probe chains intact without tombstones. */
   private static void delete(Tab t, int hole) {
-    int mask = t.capacityMask;
-    int words = t.words;
+    int cap = t.capacity;
+    int stride = t.stride;
+    long[] slots = t.slots;
     int i = hole;
     while (true) {
-      i = (i + 1) & mask;
-      long k = t.keys[i];
+      i = i + 1 == cap ? 0 : i + 1;
+      long k = slots[i * stride];
       if (k == 0) {
         break;
       }
-      int home = (int) k & mask;
-      // Move k into the hole if its home is not cyclically within (hole, i].
-      boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-      if (movable) {
-        t.keys[hole] = k;
-        System.arraycopy(t.masks, i * words, t.masks, hole * words, words);
+      int home = home(k, cap);
+      int fromHome = i >= home ? i - home : i + cap - home;
+      int fromHole = i >= hole ? i - hole : i + cap - hole;
+      // k may move back into the hole if the hole lies on its probe path from its home.
+      if (fromHole <= fromHome) {
+        System.arraycopy(slots, i * stride, slots, hole * stride, stride);
         hole = i;
       }
     }
-    t.keys[hole] = 0;
-    for (int w = 0; w < words; w++) {
-      t.masks[hole * words + w] = 0;
-    }
+    Arrays.fill(slots, hole * stride, hole * stride + stride, 0L);
   }
 
-  /** Copies live entries into new arrays; caller holds the write lock. */
-  private static Tab rebuild(Segment seg, int capacity, int words) {
-    Tab old = seg.tab;
+  private static int grown(int capacity) {
+    return capacity + (capacity >>> 1);
+  }
+
+  /** Copies segment {@code s}'s live entries into a new array of at least {@code capacity} entries; s is held. */
+  private Tab rebuild(int s, int capacity, int words) {
+    Tab old = tabs[s];
     int live = 0;
-    for (int i = 0; i < old.keys.length; i++) {
-      if (old.keys[i] != 0 && !isEmpty(old, i)) {
+    for (int i = 0; i < old.capacity; i++) {
+      if (old.slots[i * old.stride] != 0 && !isEmpty(old, i)) {
         live++;
       }
     }
     int cap = Math.max(MIN_CAPACITY, capacity);
     while (live * 4L > cap * 3L) {
-      cap <<= 1;
+      cap = grown(cap);
     }
     Tab t = new Tab(cap, words);
     int copyWords = Math.min(words, old.words);
-    for (int i = 0; i < old.keys.length; i++) {
-      long k = old.keys[i];
+    for (int i = 0; i < old.capacity; i++) {
+      int from = i * old.stride;
+      long k = old.slots[from];
       if (k != 0 && !isEmpty(old, i)) {
         int j = insertionPoint(t, k);
-        t.keys[j] = k;
-        System.arraycopy(old.masks, i * old.words, t.masks, j * words, copyWords);
+        t.slots[j * t.stride] = k;
+        System.arraycopy(old.slots, from + 1, t.slots, j * t.stride + 1, copyWords);
       }
     }
-    seg.size = live;
-    seg.tab = t;
+    sizes[s] = live;
+    publish(s, t);
     return t;
   }
 }

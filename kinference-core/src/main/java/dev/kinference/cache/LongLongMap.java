@@ -2,7 +2,9 @@ package dev.kinference.cache;
 
 /**
  * An open-addressing {@code long -> long} map without boxing, for an endpoint's engine-hash to router-key mapping.
- * Not thread-safe: the owner guards it.
+ * Keys and values interleave in one array, so a probe touches one cache line. A key's home entry is its mixed hash
+ * scaled to the capacity, so capacities need not be powers of two: the map grows by half when three quarters full,
+ * keeping its array between 21 and 32 bytes per entry while it grows. Not thread-safe: the owner guards it.
  */
 final class LongLongMap {
 
@@ -13,22 +15,37 @@ final class LongLongMap {
   }
 
   private static final long EMPTY = 0;
+  private static final int MIN_CAPACITY = 16;
 
-  private long[] keys;
-  private long[] values;
+  /** {@code [key, value]} pairs; key 0 marks an empty entry. */
+  private long[] entries;
+  private int capacity;
   private int size;
   // Key 0 is the empty marker, so a real key 0 lives here.
   private boolean hasZeroKey;
   private long zeroValue;
 
   LongLongMap(int expected) {
-    int cap = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
-    keys = new long[cap];
-    values = new long[cap];
+    capacity = Math.max(MIN_CAPACITY, (int) Math.min(1 << 29, expected * 4L / 3 + 1));
+    entries = new long[2 * capacity];
   }
 
   int size() {
     return size + (hasZeroKey ? 1 : 0);
+  }
+
+  /**
+   * Reads the home entries of {@code keys[0, count)}, so that the gets, puts and removes that follow find them in
+   * cache (the reads overlap; see {@link BlockTable#touch}). Returns a value the caller must keep.
+   */
+  long touch(long[] keys, int count) {
+    long[] e = entries;
+    int cap = capacity;
+    long sink = 0;
+    for (int i = 0; i < count; i++) {
+      sink ^= e[2 * home(keys[i], cap)];
+    }
+    return sink;
   }
 
   /** The value for {@code key}, or {@code missing}. */
@@ -36,17 +53,18 @@ final class LongLongMap {
     if (key == EMPTY) {
       return hasZeroKey ? zeroValue : missing;
     }
-    int mask = keys.length - 1;
-    int i = spread(key) & mask;
+    long[] e = entries;
+    int cap = capacity;
+    int i = home(key, cap);
     while (true) {
-      long k = keys[i];
+      long k = e[2 * i];
       if (k == key) {
-        return values[i];
+        return e[2 * i + 1];
       }
       if (k == EMPTY) {
         return missing;
       }
-      i = (i + 1) & mask;
+      i = i + 1 == cap ? 0 : i + 1;
     }
   }
 
@@ -58,25 +76,26 @@ final class LongLongMap {
       zeroValue = value;
       return old;
     }
-    if ((size + 1) * 4L > keys.length * 3L) {
-      resize(keys.length * 2);
+    if ((size + 1) * 4L > capacity * 3L) {
+      resize(capacity + (capacity >>> 1));
     }
-    int mask = keys.length - 1;
-    int i = spread(key) & mask;
+    long[] e = entries;
+    int cap = capacity;
+    int i = home(key, cap);
     while (true) {
-      long k = keys[i];
+      long k = e[2 * i];
       if (k == key) {
-        long old = values[i];
-        values[i] = value;
+        long old = e[2 * i + 1];
+        e[2 * i + 1] = value;
         return old;
       }
       if (k == EMPTY) {
-        keys[i] = key;
-        values[i] = value;
+        e[2 * i] = key;
+        e[2 * i + 1] = value;
         size++;
         return missing;
       }
-      i = (i + 1) & mask;
+      i = i + 1 == cap ? 0 : i + 1;
     }
   }
 
@@ -87,20 +106,24 @@ final class LongLongMap {
       hasZeroKey = false;
       return old;
     }
-    int mask = keys.length - 1;
-    int i = spread(key) & mask;
+    long[] e = entries;
+    int cap = capacity;
+    int i = home(key, cap);
     while (true) {
-      long k = keys[i];
+      long k = e[2 * i];
       if (k == EMPTY) {
         return missing;
       }
       if (k == key) {
-        long old = values[i];
+        long old = e[2 * i + 1];
         deleteAt(i);
         size--;
+        if (capacity > MIN_CAPACITY && size * 4L < capacity) {
+          resize(Math.max(MIN_CAPACITY, size * 2));
+        }
         return old;
       }
-      i = (i + 1) & mask;
+      i = i + 1 == cap ? 0 : i + 1;
     }
   }
 
@@ -109,67 +132,72 @@ final class LongLongMap {
     if (hasZeroKey) {
       action.accept(EMPTY, zeroValue);
     }
-    for (int i = 0; i < keys.length; i++) {
-      if (keys[i] != EMPTY) {
-        action.accept(keys[i], values[i]);
+    long[] e = entries;
+    for (int i = 0; i < capacity; i++) {
+      if (e[2 * i] != EMPTY) {
+        action.accept(e[2 * i], e[2 * i + 1]);
       }
     }
   }
 
   void clear() {
-    keys = new long[16];
-    values = new long[16];
+    capacity = MIN_CAPACITY;
+    entries = new long[2 * capacity];
     size = 0;
     hasZeroKey = false;
   }
 
   long arrayBytes() {
-    return 16L * keys.length;
+    return 8L * entries.length;
   }
 
   private void deleteAt(int hole) {
-    int mask = keys.length - 1;
+    long[] e = entries;
+    int cap = capacity;
     int i = hole;
     while (true) {
-      i = (i + 1) & mask;
-      long k = keys[i];
+      i = i + 1 == cap ? 0 : i + 1;
+      long k = e[2 * i];
       if (k == EMPTY) {
         break;
       }
-      int home = spread(k) & mask;
-      boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-      if (movable) {
-        keys[hole] = k;
-        values[hole] = values[i];
+      int home = home(k, cap);
+      int fromHome = i >= home ? i - home : i + cap - home;
+      int fromHole = i >= hole ? i - hole : i + cap - hole;
+      // k may move back into the hole if the hole lies on its probe path from its home.
+      if (fromHole <= fromHome) {
+        e[2 * hole] = k;
+        e[2 * hole + 1] = e[2 * i + 1];
         hole = i;
       }
     }
-    keys[hole] = EMPTY;
-    values[hole] = 0;
+    e[2 * hole] = EMPTY;
+    e[2 * hole + 1] = 0;
   }
 
-  private void resize(int capacity) {
-    long[] oldKeys = keys;
-    long[] oldValues = values;
-    keys = new long[capacity];
-    values = new long[capacity];
-    int mask = capacity - 1;
-    for (int j = 0; j < oldKeys.length; j++) {
-      long k = oldKeys[j];
+  private void resize(int newCapacity) {
+    long[] old = entries;
+    int oldCapacity = capacity;
+    int cap = newCapacity;
+    long[] e = new long[2 * cap];
+    for (int j = 0; j < oldCapacity; j++) {
+      long k = old[2 * j];
       if (k != EMPTY) {
-        int i = spread(k) & mask;
-        while (keys[i] != EMPTY) {
-          i = (i + 1) & mask;
+        int i = home(k, cap);
+        while (e[2 * i] != EMPTY) {
+          i = i + 1 == cap ? 0 : i + 1;
         }
-        keys[i] = k;
-        values[i] = oldValues[j];
+        e[2 * i] = k;
+        e[2 * i + 1] = old[2 * j + 1];
       }
     }
+    entries = e;
+    capacity = cap;
   }
 
-  /** Engine hashes may be sequential or low-entropy in their low bits; mix before masking. */
-  private static int spread(long key) {
+  /** Engine hashes may be sequential or low-entropy: mix, then scale the high 32 bits to the capacity. */
+  private static int home(long key, int capacity) {
     long h = key * 0x9E3779B97F4A7C15L;
-    return (int) (h ^ (h >>> 32));
+    return (int) (((h >>> 32) * capacity) >>> 32);
   }
 }

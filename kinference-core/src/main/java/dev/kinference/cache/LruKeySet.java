@@ -1,11 +1,13 @@
 package dev.kinference.cache;
 
+import dev.kinference.prompt.PrefixKeys;
 import java.util.Arrays;
 
 /**
  * A bounded set of router block keys in least-recently-used order, with the time each was last used: one per
  * endpoint in the approximate index. Nodes live in parallel arrays linked by index, so touching and evicting
- * allocate nothing. Not thread-safe: the owner guards it.
+ * allocate nothing; the node arrays grow by half up to the capacity, and the key-to-node table is at most three
+ * quarters full, so a key costs 29 to 44 bytes while the set grows. Not thread-safe: the owner guards it.
  */
 final class LruKeySet {
 
@@ -27,7 +29,7 @@ final class LruKeySet {
   private int size;
   private int freeList = NIL;
   private int allocated;
-  // key -> node index + 1 (0 = empty), open addressing over the node keys
+  // key -> node index + 1 (0 = empty), open addressing over the node keys; any capacity (homes are scaled)
   private int[] table;
 
   LruKeySet(int capacity) {
@@ -80,6 +82,25 @@ final class LruKeySet {
     return true;
   }
 
+  /**
+   * Reads the table entries and nodes of {@code keys[0, count)}, so that the touches that follow find them in
+   * cache: these reads are independent of each other and overlap, where each touch waits for its own. Returns a
+   * value the caller must keep, so the reads are not optimised away.
+   */
+  long warm(PrefixKeys keys, int count) {
+    int[] t = table;
+    long[] k = nodeKey;
+    int[] p = prev;
+    long sink = 0;
+    for (int i = 0; i < count; i++) {
+      int e = t[home(keys.key(i), t.length)];
+      if (e != 0) {
+        sink ^= k[e - 1] ^ p[e - 1];
+      }
+    }
+    return sink;
+  }
+
   /** Evicts every key last used before {@code deadline}; returns how many. */
   int expireBefore(long deadline, Eviction eviction) {
     int n = 0;
@@ -110,6 +131,10 @@ final class LruKeySet {
     return 24L * nodeKey.length + 4L * table.length;
   }
 
+  private int next(int i) {
+    return i + 1 == table.length ? 0 : i + 1;
+  }
+
   private void evictTail(Eviction eviction) {
     int n = tail;
     long key = nodeKey[n];
@@ -129,7 +154,7 @@ final class LruKeySet {
       return n;
     }
     if (allocated == nodeKey.length) {
-      int grown = (int) Math.min((long) capacity, Math.max(16L, nodeKey.length * 2L));
+      int grown = (int) Math.min((long) capacity, Math.max(16L, nodeKey.length + (nodeKey.length >>> 1)));
       grown = Math.max(grown, allocated + 1);
       nodeKey = Arrays.copyOf(nodeKey, grown);
       nodeTime = Arrays.copyOf(nodeTime, grown);
@@ -175,8 +200,7 @@ final class LruKeySet {
   }
 
   private int find(long key) {
-    int mask = table.length - 1;
-    int i = slot(key, mask);
+    int i = home(key, table.length);
     while (true) {
       int e = table[i];
       if (e == 0) {
@@ -185,35 +209,36 @@ final class LruKeySet {
       if (nodeKey[e - 1] == key) {
         return e - 1;
       }
-      i = (i + 1) & mask;
+      i = next(i);
     }
   }
 
   private void insertIntoTable(int n) {
-    int mask = table.length - 1;
-    int i = slot(nodeKey[n], mask);
+    int i = home(nodeKey[n], table.length);
     while (table[i] != 0) {
-      i = (i + 1) & mask;
+      i = next(i);
     }
     table[i] = n + 1;
   }
 
   private void removeFromTable(int n) {
-    int mask = table.length - 1;
-    int hole = slot(nodeKey[n], mask);
+    int cap = table.length;
+    int hole = home(nodeKey[n], cap);
     while (table[hole] != n + 1) {
-      hole = (hole + 1) & mask;
+      hole = next(hole);
     }
     int i = hole;
     while (true) {
-      i = (i + 1) & mask;
+      i = next(i);
       int e = table[i];
       if (e == 0) {
         break;
       }
-      int home = slot(nodeKey[e - 1], mask);
-      boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-      if (movable) {
+      int home = home(nodeKey[e - 1], cap);
+      int fromHome = i >= home ? i - home : i + cap - home;
+      int fromHole = i >= hole ? i - hole : i + cap - hole;
+      // e may move back into the hole if the hole lies on its probe path from its home.
+      if (fromHole <= fromHome) {
         table[hole] = e;
         hole = i;
       }
@@ -228,11 +253,13 @@ final class LruKeySet {
     }
   }
 
+  /** A table at most three quarters full when every node is in use. */
   private static int tableSizeFor(int nodes) {
-    return Integer.highestOneBit(Math.max(8, nodes * 2 - 1)) << 1;
+    return (int) Math.max(8, nodes * 4L / 3 + 1);
   }
 
-  private static int slot(long key, int mask) {
-    return (int) (key ^ (key >>> 32)) & mask;
+  /** Router keys are well mixed: scale their low 32 bits to the table size. */
+  private static int home(long key, int tableSize) {
+    return (int) (((key & 0xFFFF_FFFFL) * tableSize) >>> 32);
   }
 }

@@ -41,6 +41,18 @@ public final class PreciseCacheIndex extends BlockIndexBase {
     final EndpointState endpoint;
     final LongLongMap engineToKey = new LongLongMap(1024);
     boolean removed;
+    /** Router keys of the event being applied. */
+    long[] keys = new long[64];
+    /** Keeps the cache-warming reads of {@link LongLongMap#touch} and {@link BlockTable#touch} alive. */
+    @SuppressWarnings("UnusedVariable") // written, never read: its only job is to keep those reads
+    long touched;
+
+    long[] keys(int n) {
+      if (keys.length < n) {
+        keys = new long[Math.max(n, keys.length * 2)];
+      }
+      return keys;
+    }
 
     EndpointBlocks(EndpointState endpoint) {
       this.endpoint = endpoint;
@@ -179,16 +191,23 @@ public final class PreciseCacheIndex extends BlockIndexBase {
     int slot = blocks.endpoint.slot();
     int[] tokens = e.tokenIds();
     int size = e.blockSize();
-    for (int i = 0; i < hashes.length; i++) {
-      long key = BlockKeys.next(parentKey, tokens, i * size, size);
+    int n = hashes.length;
+    long[] keys = blocks.keys(n);
+    for (int i = 0; i < n; i++) {
+      parentKey = BlockKeys.next(parentKey, tokens, i * size, size);
+      keys[i] = parentKey;
+    }
+    // Warm every entry the event will write, all at once, before the writes (each takes a lock) go one by one.
+    blocks.touched ^= blocks.engineToKey.touch(hashes, n) ^ table.touch(keys, n);
+    for (int i = 0; i < n; i++) {
+      long key = keys[i];
       long previous = blocks.engineToKey.put(hashes[i], key, MISSING);
       if (previous != MISSING && previous != key) {
         table.remove(previous, slot);
       }
       table.add(key, slot);
-      parentKey = key;
     }
-    blocksStored.add(hashes.length);
+    blocksStored.add(n);
   }
 
   private void remove(EndpointBlocks blocks, KvEvent.BlockRemoved e) {
@@ -197,13 +216,22 @@ public final class PreciseCacheIndex extends BlockIndexBase {
       return;
     }
     int slot = blocks.endpoint.slot();
-    for (long hash : e.blockHashes()) {
+    long[] hashes = e.blockHashes();
+    int n = hashes.length;
+    long[] keys = blocks.keys(n);
+    blocks.touched ^= blocks.engineToKey.touch(hashes, n);
+    int found = 0;
+    for (long hash : hashes) {
       long key = blocks.engineToKey.remove(hash, MISSING);
       if (key != MISSING) {
-        table.remove(key, slot);
-        blocksRemoved.increment();
+        keys[found++] = key;
       }
     }
+    blocks.touched ^= table.touch(keys, found);
+    for (int i = 0; i < found; i++) {
+      table.remove(keys[i], slot);
+    }
+    blocksRemoved.add(found);
   }
 
   private void clear(EndpointBlocks blocks) {

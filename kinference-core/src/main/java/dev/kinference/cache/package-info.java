@@ -7,7 +7,7 @@
  *
  * <h2>Concurrency</h2>
  * Both built-ins let any number of threads look up while other threads apply events or decisions: lookups take no
- * lock in the common case (an optimistic read of one of 64 table segments, retried under the segment's read lock
+ * lock (they read each of the 64 table segments optimistically under its version, a sequence lock, and read again
  * if a writer intervened) and allocate nothing. Events of one endpoint must be applied by one thread at a time, in
  * order; events of different endpoints may be applied in parallel.
  */

@@ -112,51 +112,98 @@ public final class ApproximateTokenizer implements Tokenizer {
     }
   }
 
+  /** Character classes of ASCII, so the scan needs no {@link Character} call for it. */
+  private static final byte OTHER = 0;
+  private static final byte LETTER = 1;
+  private static final byte DIGIT = 2;
+  private static final byte NEWLINE = 3;
+  private static final byte BLANK = 4;
+  private static final byte[] ASCII = new byte[128];
+
+  static {
+    for (int c = 0; c < 128; c++) {
+      ASCII[c] = Character.isLetter(c) ? LETTER : c >= '0' && c <= '9' ? DIGIT
+          : c == '\n' || c == '\r' ? NEWLINE : c == ' ' || c == '\t' ? BLANK : OTHER;
+    }
+  }
+
+  /**
+   * Texts up to this many characters are scanned in a reused buffer of the (platform) thread; longer texts, and
+   * texts tokenized on virtual threads (which would each keep a buffer), get their own.
+   */
+  private static final int BUFFER_CHARS = 1 << 16;
+
+  private static final ThreadLocal<char[]> BUFFER = ThreadLocal.withInitial(() -> new char[BUFFER_CHARS]);
+
+  private static boolean isLetter(char c) {
+    return c < 128 ? ASCII[c] == LETTER : Character.isLetter(c);
+  }
+
   private static void encode(CharSequence s, Sink out) {
     int len = s.length();
+    if (len == 0) {
+      return;
+    }
+    // One bulk copy, then a scan of a plain array: no per-character String dispatch or bounds checks.
+    char[] a = len <= BUFFER_CHARS && !Thread.currentThread().isVirtual() ? BUFFER.get() : new char[len];
+    if (s instanceof String str) {
+      str.getChars(0, len, a, 0);
+    } else {
+      for (int k = 0; k < len; k++) {
+        a[k] = s.charAt(k);
+      }
+    }
     int i = 0;
     while (i < len) {
-      char c = s.charAt(i);
+      char c = a[i];
       int start = i;
-      if (c == ' ' && i + 1 < len && Character.isLetter(s.charAt(i + 1))) {
-        i = letters(s, i + 1, len);
-      } else if (Character.isLetter(c)) {
-        i = letters(s, i, len);
-      } else if (c >= '0' && c <= '9') {
+      byte cls = c < 128 ? ASCII[c] : Character.isLetter(c) ? LETTER : OTHER;
+      if (c == ' ' && i + 1 < len && isLetter(a[i + 1])) {
+        i = letters(a, i + 1, len);
+      } else if (cls == LETTER) {
+        i = letters(a, i, len);
+      } else if (cls == DIGIT) {
         int end = Math.min(len, i + MAX_DIGITS);
         i++;
-        while (i < end && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+        while (i < end && a[i] >= '0' && a[i] <= '9') {
           i++;
         }
-      } else if (c == '\n' || c == '\r') {
+      } else if (cls == NEWLINE) {
         i++;
-        while (i < len && (s.charAt(i) == '\n' || s.charAt(i) == '\r')) {
+        while (i < len && (a[i] == '\n' || a[i] == '\r')) {
           i++;
         }
-      } else if (c == ' ' || c == '\t') {
+      } else if (cls == BLANK) {
         int end = Math.min(len, i + MAX_SPACE);
         i++;
         // leave a single space to prefix a following word, as BPE vocabularies do
-        while (i < end && (s.charAt(i) == ' ' || s.charAt(i) == '\t')
-            && !(s.charAt(i) == ' ' && i + 1 < len && Character.isLetter(s.charAt(i + 1)))) {
+        while (i < end && (a[i] == ' ' || a[i] == '\t') && !(a[i] == ' ' && i + 1 < len && isLetter(a[i + 1]))) {
           i++;
         }
-      } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+      } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(a[i + 1])) {
         i += 2;
       } else {
         i++;
       }
-      out.add(pieceId(s, start, i));
+      out.add(pieceId(a, start, i));
     }
   }
 
-  private static int letters(CharSequence s, int from, int len) {
+  private static int letters(char[] a, int from, int len) {
     int end = Math.min(len, from + MAX_LETTERS);
     int i = from;
-    while (i < end && Character.isLetter(s.charAt(i))) {
+    while (i < end && isLetter(a[i])) {
       i++;
     }
     return i;
+  }
+
+  private static int pieceId(char[] a, int from, int to) {
+    int h = 0x811C9DC5;
+    for (int i = from; i < to; i++) {
+      h = (h ^ a[i]) * 0x01000193;
+    }
+    return finish(h);
   }
 
   private static int pieceId(CharSequence s, int from, int to) {
@@ -164,6 +211,11 @@ public final class ApproximateTokenizer implements Tokenizer {
     for (int i = from; i < to; i++) {
       h = (h ^ s.charAt(i)) * 0x01000193;
     }
+    return finish(h);
+  }
+
+  private static int finish(int hash) {
+    int h = hash;
     h ^= h >>> 15;
     h *= 0x2C1B3C6D;
     h ^= h >>> 12;

@@ -7,9 +7,12 @@ import org.jspecify.annotations.Nullable;
  * The router's block-key hash chain: {@code key[i] = next(key[i-1], tokens of block i)}, with {@code key[-1]} a
  * seed derived from model, LoRA adapter and cache salt. Only full blocks get keys, as in vLLM's prefix cache.
  *
- * <p>The hash is a 64-bit multiply-rotate mix over token pairs with a final avalanche; it is not cryptographic and
- * needs no secret seed, so every router replica computes the same keys. Key {@code 0} is never produced: indexes
- * use it as the empty marker. Stateless and thread-safe.
+ * <p>A block's tokens are hashed on their own, as token pairs fed to four independent multiply-rotate lanes (so the
+ * processor overlaps them, and the blocks of a prompt, instead of waiting on one long dependency chain); the block
+ * hash is then combined with the parent key and the block size through MurmurHash3's 64-bit finaliser, a bijection,
+ * so blocks with equal tokens and different parents never share a key. The hash is not cryptographic and needs no
+ * secret seed, so every router replica computes the same keys. Key {@code 0} is never produced: indexes use it as
+ * the empty marker. Stateless and thread-safe.
  */
 public final class BlockKeys {
 
@@ -34,17 +37,34 @@ public final class BlockKeys {
 
   /** The key of the block {@code tokens[from, from + blockSize)} following the block keyed {@code parent}. */
   public static long next(long parent, int[] tokens, int from, int blockSize) {
-    long h = parent ^ (blockSize * P4);
     int end = from + blockSize;
     int i = from;
+    long a = P1;
+    long b = P2;
+    long c = P3;
+    long d = P4;
+    for (; i + 8 <= end; i += 8) {
+      a = round(a, pair(tokens, i));
+      b = round(b, pair(tokens, i + 2));
+      c = round(c, pair(tokens, i + 4));
+      d = round(d, pair(tokens, i + 6));
+    }
+    long h = Long.rotateLeft(a, 1) + Long.rotateLeft(b, 7) + Long.rotateLeft(c, 12) + Long.rotateLeft(d, 18);
     for (; i + 1 < end; i += 2) {
-      long lane = (tokens[i] & 0xFFFF_FFFFL) | ((long) tokens[i + 1] << 32);
-      h = Long.rotateLeft(h + lane * P2, 31) * P1;
+      h = round(h, pair(tokens, i));
     }
     if (i < end) {
-      h = Long.rotateLeft(h ^ ((tokens[i] & 0xFFFF_FFFFL) * P1), 23) * P2 + P3;
+      h = round(h, tokens[i] & 0xFFFF_FFFFL);
     }
-    return nonZero(fmix64(h));
+    return nonZero(fmix64(Long.rotateLeft(parent, 29) ^ h ^ (blockSize * P4)));
+  }
+
+  private static long pair(int[] tokens, int i) {
+    return (tokens[i] & 0xFFFF_FFFFL) | ((long) tokens[i + 1] << 32);
+  }
+
+  private static long round(long acc, long lane) {
+    return Long.rotateLeft(acc + lane * P2, 31) * P1;
   }
 
   /** The keys of every full block of {@code tokens[0, count)}. */
