@@ -11,5 +11,6 @@ module dev.kinference.vllm {
   requires org.zeromq.jeromq;
   requires java.net.http;
 
+  exports dev.kinference.vllm;
   exports dev.kinference.vllm.kvevents;
 }
