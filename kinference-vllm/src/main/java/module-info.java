@@ -9,8 +9,9 @@ module dev.kinference.vllm {
   requires static transitive org.jspecify;
   requires org.slf4j;
   requires org.zeromq.jeromq;
-  requires java.net.http;
+  requires transitive java.net.http;
 
   exports dev.kinference.vllm;
   exports dev.kinference.vllm.kvevents;
+  exports dev.kinference.vllm.metrics;
 }
