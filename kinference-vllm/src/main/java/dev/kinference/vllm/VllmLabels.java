@@ -15,10 +15,10 @@ public final class VllmLabels {
    * {@code tcp://10.0.0.7:5557}. For a data-parallel rank it is the base address: rank r publishes on port + r.
    * Without it an endpoint gets no KV-event subscriber (unless a default port is configured).
    */
-  public static final String KV_EVENTS = "kinference.dev/kv-events";
+  public static final String KV_EVENTS = "kinference.dev/kv-events-endpoint";
 
   /** The address of the server's replay ROUTER socket, such as {@code tcp://10.0.0.7:5558} (base port too). */
-  public static final String KV_EVENTS_REPLAY = "kinference.dev/kv-events-replay";
+  public static final String KV_EVENTS_REPLAY = "kinference.dev/kv-events-replay-endpoint";
 
   /** The topic the server publishes on ({@code --kv-events-config} {@code topic}); default empty (all). */
   public static final String KV_EVENTS_TOPIC = "kinference.dev/kv-events-topic";

@@ -15,8 +15,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
+import org.zeromq.ZEvent;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
+import org.zeromq.ZMonitor;
 
 /**
  * Subscribes to one vLLM server's KV-cache events (or one data-parallel rank's) and applies them, in order, to a
@@ -43,7 +45,9 @@ import org.zeromq.ZMQException;
  *       rejection is logged with its reason; the subscriber keeps running.</li>
  * </ol>
  * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}); ZMTP
- * heartbeats detect a dead peer. Whatever the server published meanwhile shows up as a gap or a restart.
+ * heartbeats detect a dead peer. Since a server that restarted meanwhile may already have published past the last
+ * number seen, the first message after a reconnection is treated like a first message: the endpoint's entries are
+ * cleared and rebuilt from what the replay socket still buffers (or from new events).
  *
  * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
  * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
@@ -86,10 +90,11 @@ public final class KvEventSubscriber implements AutoCloseable {
    * @param rejectedFrames frames rejected (wrong shape or undecodable payload)
    * @param resyncs times the endpoint's entries were cleared to resynchronise (gap not repaired, restart, lost batch)
    * @param rankMismatches batches whose data-parallel rank differed from the configured one (still applied)
+   * @param reconnects connections lost and re-established after at least one batch (each one rebuilds the entries)
    * @param lastSequence the last sequence number applied, or -1
    */
   public record Stats(long batches, long events, long blocks, long skippedEvents, long gaps, long repairedGaps,
-      long replayedBatches, long restarts, long rejectedFrames, long resyncs, long rankMismatches,
+      long replayedBatches, long restarts, long rejectedFrames, long resyncs, long rankMismatches, long reconnects,
       long lastSequence) {}
 
   private final EndpointState endpoint;
@@ -112,6 +117,9 @@ public final class KvEventSubscriber implements AutoCloseable {
   private @Nullable ZContext ownContext;
   // Written by the subscriber thread only.
   private long lastSeq = NONE;
+  // Set when the monitor reports a dropped connection; written and read by the subscriber thread only.
+  private boolean disconnected;
+  private static final AtomicLong MONITORS = new AtomicLong();
 
   private final AtomicLong batches = new AtomicLong();
   private final AtomicLong events = new AtomicLong();
@@ -124,6 +132,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final AtomicLong rejected = new AtomicLong();
   private final AtomicLong resyncs = new AtomicLong();
   private final AtomicLong rankMismatches = new AtomicLong();
+  private final AtomicLong reconnects = new AtomicLong();
   private final AtomicLong lastApplied = new AtomicLong(NONE);
 
   private KvEventSubscriber(Builder b, String address) {
@@ -205,7 +214,8 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   public Stats stats() {
     return new Stats(batches.get(), events.get(), blocks.get(), skipped.get(), gaps.get(), repairedGaps.get(),
-        replayed.get(), restarts.get(), rejected.get(), resyncs.get(), rankMismatches.get(), lastApplied.get());
+        replayed.get(), restarts.get(), rejected.get(), resyncs.get(), rankMismatches.get(), reconnects.get(),
+        lastApplied.get());
   }
 
   private ZContext context() {
@@ -229,6 +239,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     try {
       while (running) {
         ZMQ.Socket socket = null;
+        ZMQ.Socket monitor = null;
         try {
           socket = context().createSocket(SocketType.SUB);
           socket.setLinger(0);
@@ -238,10 +249,15 @@ public final class KvEventSubscriber implements AutoCloseable {
           socket.setReconnectIVLMax((int) reconnectMax.toMillis());
           socket.setHeartbeatIvl((int) heartbeat.toMillis());
           socket.setHeartbeatTimeout((int) (3 * heartbeat.toMillis()));
+          String monitorAddress = "inproc://kv-events-monitor-" + MONITORS.incrementAndGet();
+          socket.monitor(monitorAddress, ZMQ.EVENT_DISCONNECTED);
+          monitor = context().createSocket(SocketType.PAIR);
+          monitor.setLinger(0);
+          monitor.connect(monitorAddress);
           socket.connect(address);
           socket.subscribe(topic);
           LOG.debug("subscribed to KV events of {} at {}", endpoint.id(), address);
-          receiveLoop(socket);
+          receiveLoop(socket, monitor);
           backoff = reconnectMin.toMillis();
         } catch (ZMQException | IllegalStateException e) {
           if (!running) {
@@ -254,6 +270,9 @@ public final class KvEventSubscriber implements AutoCloseable {
         } finally {
           if (socket != null) {
             socket.close();
+          }
+          if (monitor != null) {
+            monitor.close();
           }
         }
       }
@@ -268,10 +287,15 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
-  private void receiveLoop(ZMQ.Socket socket) {
+  private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
     List<byte[]> frames = new ArrayList<>(4);
     while (running) {
       byte[] first = socket.recv(0);
+      for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
+        if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
+          disconnected = true;
+        }
+      }
       if (first == null) {
         continue;
       }
@@ -304,6 +328,23 @@ public final class KvEventSubscriber implements AutoCloseable {
     if (seq == END_OF_REPLAY) {
       reject("live message carries the end-of-replay sequence");
       return;
+    }
+    if (disconnected) {
+      disconnected = false;
+      if (lastSeq != NONE) {
+        // The server may have restarted meanwhile and published past our last number: its numbers prove
+        // nothing now. Rebuild as a new subscriber would: clear, then replay what the server still buffers.
+        long last = lastSeq;
+        reconnects.incrementAndGet();
+        if (Long.compareUnsigned(seq, last) <= 0) {
+          restarts.incrementAndGet();
+          notifyListener(() -> listener.onRestart(endpoint, last, seq));
+        }
+        LOG.info("KV-event connection of {} was lost and re-established at sequence {}; rebuilding its entries",
+            endpoint.id(), Long.toUnsignedString(seq));
+        resync();
+        lastSeq = NONE;
+      }
     }
     if (lastSeq == NONE) {
       if (seq != 0 && replayAddress != null) {
