@@ -175,8 +175,8 @@ class SimulatedServerIntegrationTest {
     fleet.addListener(index);
     fleet.setEndpoints(List.of(server.endpoint()));
     EndpointState state = fleet.get(server.name());
-    subscriptions = KvEventSubscriptions.create(index, 0, b -> b.receiveTimeout(Duration.ofMillis(20)))
-        .attach(fleet);
+    subscriptions = KvEventSubscriptions.create(index, 0,
+        b -> b.receiveTimeout(Duration.ofMillis(20)).replayTimeout(Duration.ofSeconds(15))).attach(fleet);
     scraper = MetricsScraper.builder().interval(Duration.ofMillis(20)).unhealthyAfter(Duration.ofMillis(300))
         .healthInterval(Duration.ofMillis(50)).build().attach(fleet);
     await("first metrics", () -> state.metrics() != null);

@@ -387,15 +387,35 @@ public final class KvEventSubscriber implements AutoCloseable {
     boolean complete = true;
     long next = from;
     try {
-      dealer = context().createSocket(SocketType.DEALER);
-      dealer.setLinger(0);
-      dealer.setReceiveTimeOut((int) replayTimeout.toMillis());
-      dealer.connect(where);
-      dealer.sendMore(new byte[0]);
-      dealer.send(toBytes(from));
+      // The request is sent again on a fresh socket when no reply comes soon: a request sent right after
+      // connecting is occasionally lost, and a duplicate only costs the server a second answer.
+      long deadline = System.nanoTime() + replayTimeout.toNanos();
+      byte[] first = null;
+      for (int attempt = 0; first == null; attempt++) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0 || !running) {
+          LOG.warn("replay of KV events {}.. of {} from {} got no answer within {}", Long.toUnsignedString(from),
+              endpoint.id(), where, replayTimeout);
+          return false;
+        }
+        if (dealer != null) {
+          dealer.close();
+        }
+        dealer = context().createSocket(SocketType.DEALER);
+        dealer.setLinger(0);
+        dealer.setReceiveTimeOut((int) Math.max(1, Math.min(left / 1_000_000, 200L << Math.min(attempt, 6))));
+        dealer.connect(where);
+        dealer.sendMore(new byte[0]);
+        dealer.send(toBytes(from));
+        first = dealer.recv(0);
+      }
+      ZMQ.Socket socket = Objects.requireNonNull(dealer);
+      socket.setReceiveTimeOut((int) replayTimeout.toMillis());
       List<byte[]> frames = new ArrayList<>(5);
       while (running) {
-        byte[] first = dealer.recv(0);
+        if (first == null) {
+          first = socket.recv(0);
+        }
         if (first == null) {
           LOG.warn("replay of KV events {}.. of {} from {} timed out after {}", Long.toUnsignedString(from),
               endpoint.id(), where, replayTimeout);
@@ -403,8 +423,9 @@ public final class KvEventSubscriber implements AutoCloseable {
         }
         frames.clear();
         frames.add(first);
-        while (dealer.hasReceiveMore()) {
-          frames.add(dealer.recv(0));
+        first = null;
+        while (socket.hasReceiveMore()) {
+          frames.add(socket.recv(0));
         }
         if (!frames.isEmpty() && frames.get(0).length == 0) {
           frames.remove(0);
@@ -553,7 +574,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     private int portOffset;
     private int dataParallelRank = -1;
     private Duration receiveTimeout = Duration.ofMillis(100);
-    private Duration replayTimeout = Duration.ofSeconds(2);
+    private Duration replayTimeout = Duration.ofSeconds(5);
     private Duration reconnectMin = Duration.ofMillis(100);
     private Duration reconnectMax = Duration.ofSeconds(5);
     private Duration heartbeat = Duration.ofSeconds(1);

@@ -56,6 +56,7 @@ class KvEventSubscriberTest {
         .replayAddress(replay ? p.replayAddress() : null)
         .topic("kv@pod@")
         .receiveTimeout(Duration.ofMillis(20))
+        .replayTimeout(Duration.ofSeconds(15)) // generous: the build machine may be heavily loaded
         .listener(new KvEventSubscriber.Listener() {
           @Override
           public void onRejected(EndpointState endpoint, String reason) {
@@ -315,7 +316,7 @@ class KvEventSubscriberTest {
             .withLabel(dev.kinference.vllm.VllmLabels.KV_EVENTS, base)
             .withLabel(dev.kinference.vllm.VllmLabels.DATA_PARALLEL_RANK, "1")));
     KvEventSubscriptions subs = KvEventSubscriptions.create(index, 0,
-        b -> b.receiveTimeout(Duration.ofMillis(20))).attach(fleet);
+        b -> b.receiveTimeout(Duration.ofMillis(20)).replayTimeout(Duration.ofSeconds(15))).attach(fleet);
     closeables.add(subs);
     assertThat(subs.subscriber("vllm-0#dp1").address()).isEqualTo(rank1.address());
 
@@ -342,5 +343,84 @@ class KvEventSubscriberTest {
     assertThat(subs.subscriber("vllm-0#dp1")).isNull();
     Await.until("subscriber stopped", () -> !s1.isRunning());
     assertThat(index.blockCount(leaving)).isZero();
+  }
+
+  /** Regression: a replay request sent right after connecting was occasionally lost and the gap never repaired. */
+  @Test
+  void aLostReplayRequestIsSentAgain() throws Exception {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(false, false);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    List<byte[]> buffer = new ArrayList<>();
+    try (org.zeromq.ZContext ctx = new org.zeromq.ZContext(1)) {
+      org.zeromq.ZMQ.Socket router = ctx.createSocket(org.zeromq.SocketType.ROUTER);
+      int port = router.bindToRandomPort("tcp://127.0.0.1");
+      router.setReceiveTimeOut(20);
+      java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread replay = new Thread(() -> {
+        while (!stop.get()) {
+          byte[] identity = router.recv(0);
+          if (identity == null) {
+            continue;
+          }
+          while (router.hasReceiveMore()) {
+            router.recv(0);
+          }
+          if (requests.incrementAndGet() == 1) {
+            continue; // the first request is lost
+          }
+          List<byte[]> copy;
+          synchronized (buffer) {
+            copy = new ArrayList<>(buffer);
+          }
+          for (int i = 0; i < copy.size(); i++) {
+            router.sendMore(identity);
+            router.sendMore(new byte[0]);
+            router.sendMore(KvEventSubscriber.toBytes(i));
+            router.send(copy.get(i));
+          }
+          router.sendMore(identity);
+          router.sendMore(new byte[0]);
+          router.sendMore(KvEventSubscriber.toBytes(-1));
+          router.send(new byte[0]);
+        }
+        router.close();
+      });
+      replay.start();
+      KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
+          .replayAddress("tcp://127.0.0.1:" + port).receiveTimeout(Duration.ofMillis(20))
+          .replayTimeout(Duration.ofSeconds(15)).build().start();
+      closeables.add(s);
+      FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+      // Everything before the first live message is only in the replay buffer.
+      for (int i = 0; i < 10; i++) {
+        byte[] payload = enc.encode(i, pool.process(prompt()), 0);
+        synchronized (buffer) {
+          buffer.add(payload);
+        }
+        p.publishLost(payload);
+      }
+      Await.until("a live batch", () -> {
+        byte[] payload = enc.encode(0, List.of(), 0);
+        synchronized (buffer) {
+          buffer.add(payload);
+        }
+        p.publish(payload);
+        try {
+          Thread.sleep(10);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return s.stats().batches() > 0;
+      });
+      awaitApplied(s, p);
+      stop.set(true);
+      replay.join();
+
+      assertThat(requests.get()).isGreaterThanOrEqualTo(2);
+      assertThat(s.stats().replayedBatches()).isGreaterThanOrEqualTo(10);
+      pool.assertIndexEquals(index, state);
+    }
   }
 }
