@@ -111,6 +111,17 @@ public final class PrometheusText {
     new Parser(text, handler, null, null).run();
   }
 
+  /**
+   * Parses {@code text}, handing to {@code handler} the samples whose name {@code wanted} accepts. The rest of a
+   * line whose name is not wanted is skipped unchecked: this is for scrapers that read a few metrics of a large
+   * page.
+   */
+  public static void parse(CharSequence text, java.util.function.Predicate<String> wanted, SampleHandler handler) {
+    Parser p = new Parser(text, handler, null, null);
+    p.wanted = wanted;
+    p.run();
+  }
+
   private static String familyOf(String sample, Map<String, String> types) {
     if (types.containsKey(sample)) {
       return sample;
@@ -148,6 +159,7 @@ public final class PrometheusText {
     private int line = 1;
     private String[] labels = new String[16];
     private final StringBuilder sb = new StringBuilder();
+    private java.util.function.@Nullable Predicate<String> wanted;
 
     Parser(CharSequence s, SampleHandler handler, @Nullable Map<String, String> types,
         @Nullable Map<String, String> helps) {
@@ -159,10 +171,19 @@ public final class PrometheusText {
     }
 
     void run() {
+      String str = s instanceof String text ? text : null;
       while (pos < end) {
-        int lineEnd = pos;
-        while (lineEnd < end && s.charAt(lineEnd) != '\n') {
-          lineEnd++;
+        int lineEnd;
+        if (str != null) {
+          lineEnd = str.indexOf('\n', pos);
+          if (lineEnd < 0) {
+            lineEnd = end;
+          }
+        } else {
+          lineEnd = pos;
+          while (lineEnd < end && s.charAt(lineEnd) != '\n') {
+            lineEnd++;
+          }
         }
         int contentEnd = lineEnd > pos && s.charAt(lineEnd - 1) == '\r' ? lineEnd - 1 : lineEnd;
         parseLine(contentEnd);
@@ -181,6 +202,10 @@ public final class PrometheusText {
         return;
       }
       String name = metricName(lineEnd);
+      java.util.function.Predicate<String> filter = wanted;
+      if (filter != null && !filter.test(name)) {
+        return;
+      }
       int count = 0;
       boolean spaced = skipBlanks(lineEnd);
       if (pos < lineEnd && s.charAt(pos) == '{') {

@@ -26,6 +26,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class VllmMetrics {
 
+  private static final Set<String> WANTED = Set.of("vllm:num_requests_waiting", "vllm:num_requests_running",
+      "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:prefix_cache_queries_total",
+      "vllm:prefix_cache_queries", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits",
+      "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits_total",
+      "vllm:gpu_prefix_cache_hits", "vllm:cache_config_info", "vllm:lora_requests_info");
+
   private VllmMetrics() {}
 
   /**
@@ -101,10 +107,7 @@ public final class VllmMetrics {
 
   static Map<String, Engine> parse(CharSequence page) {
     Map<String, Engine> engines = new TreeMap<>();
-    PrometheusText.parse(page, (name, labels, count, value, ts) -> {
-      if (!name.startsWith("vllm:")) {
-        return;
-      }
+    PrometheusText.parse(page, WANTED::contains, (name, labels, count, value, ts) -> {
       switch (name) {
         case "vllm:num_requests_waiting" -> engine(engines, labels, count).waiting = value;
         case "vllm:num_requests_running" -> engine(engines, labels, count).running = value;
