@@ -14,4 +14,5 @@ module dev.kinference.vllm {
   exports dev.kinference.vllm;
   exports dev.kinference.vllm.kvevents;
   exports dev.kinference.vllm.metrics;
+  exports dev.kinference.vllm.template;
 }
