@@ -134,7 +134,7 @@ public final class ChatTemplate {
       return node.booleanValue();
     }
     if (node.isIntegralNumber()) {
-      return node.canConvertToLong() ? node.longValue() : node.doubleValue();
+      return node.canConvertToLong() ? (Object) node.longValue() : (Object) node.doubleValue();
     }
     if (node.isNumber()) {
       return node.doubleValue();

@@ -67,7 +67,7 @@ final class TemplateParser {
       }
     }
     if (!ends.isEmpty()) {
-      throw TemplateException.fail("unexpected end of template: missing one of " + ends);
+      throw TemplateException.fail("unexpected end of template: missing one of " + new java.util.TreeSet<>(ends));
     }
     return out;
   }
