@@ -10,9 +10,12 @@ module dev.kinference.vllm {
   requires org.slf4j;
   requires org.zeromq.jeromq;
   requires transitive java.net.http;
+  requires com.github.benmanes.caffeine;
+  requires static ai.djl.tokenizers;
 
   exports dev.kinference.vllm;
   exports dev.kinference.vllm.kvevents;
   exports dev.kinference.vllm.metrics;
   exports dev.kinference.vllm.template;
+  exports dev.kinference.vllm.tokenizer;
 }
