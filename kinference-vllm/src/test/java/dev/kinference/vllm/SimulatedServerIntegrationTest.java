@@ -100,11 +100,21 @@ class SimulatedServerIntegrationTest {
     }
   }
 
-  static void await(String what, BooleanSupplier condition) {
+  void await(String what, BooleanSupplier condition) {
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
+        StringBuilder threads = new StringBuilder();
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+          if (t.getName().startsWith("kv-events")) {
+            threads.append('\n').append(t.getName()).append(' ').append(t.getState());
+            for (StackTraceElement e : stack) {
+              threads.append("\n    at ").append(e);
+            }
+          }
+        });
+        throw new AssertionError("timed out waiting for " + what + "; server published "
+            + server.nextKvEventSequence() + " batches; subscriber " + subscriber().stats() + threads);
       }
       try {
         Thread.sleep(5);
@@ -118,11 +128,21 @@ class SimulatedServerIntegrationTest {
     return subscriptions.subscriber(server.name());
   }
 
-  /** Waits until the subscriber has applied every batch the server published. */
+  /**
+   * Waits until the server has been quiet for a while (the last step's events may be published just after a
+   * response) and the subscriber has applied every batch it published.
+   */
   void awaitCaughtUp() {
+    long[] seen = {-1, System.nanoTime()};
     await("subscriber caught up", () -> {
       long published = server.nextKvEventSequence();
-      return published > 0 && subscriber().stats().lastSequence() == published - 1;
+      if (published != seen[0]) {
+        seen[0] = published;
+        seen[1] = System.nanoTime();
+        return false;
+      }
+      return published > 0 && System.nanoTime() - seen[1] > 100_000_000L
+          && subscriber().stats().lastSequence() == published - 1;
     });
   }
 

@@ -44,8 +44,8 @@ import org.zeromq.ZMonitor;
  *       decode is rejected, counted, and (its events being lost) the endpoint's entries are cleared. Every
  *       rejection is logged with its reason; the subscriber keeps running.</li>
  * </ol>
- * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}); ZMTP
- * heartbeats detect a dead peer. Since a server that restarted meanwhile may already have published past the last
+ * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}); a socket
+ * that delivers nothing for twice the longest backoff after it was made or its connection dropped is replaced. Since a server that restarted meanwhile may already have published past the last
  * number seen, the first message after a reconnection is treated like a first message: the endpoint's entries are
  * cleared and rebuilt from what the replay socket still buffers (or from new events).
  *
@@ -107,7 +107,6 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final Duration replayTimeout;
   private final Duration reconnectMin;
   private final Duration reconnectMax;
-  private final Duration heartbeat;
   private final Listener listener;
   private final @Nullable ZContext sharedContext;
 
@@ -146,7 +145,6 @@ public final class KvEventSubscriber implements AutoCloseable {
     this.replayTimeout = b.replayTimeout;
     this.reconnectMin = b.reconnectMin;
     this.reconnectMax = b.reconnectMax;
-    this.heartbeat = b.heartbeat;
     this.listener = b.listener;
     this.sharedContext = b.context;
   }
@@ -247,8 +245,9 @@ public final class KvEventSubscriber implements AutoCloseable {
           socket.setReceiveTimeOut((int) receiveTimeout.toMillis());
           socket.setReconnectIVL((int) reconnectMin.toMillis());
           socket.setReconnectIVLMax((int) reconnectMax.toMillis());
-          socket.setHeartbeatIvl((int) heartbeat.toMillis());
-          socket.setHeartbeatTimeout((int) (3 * heartbeat.toMillis()));
+          // Neither ZMTP heartbeats nor TCP keepalive options: with JeroMQ 0.6 either one sometimes leaves a
+          // subscriber that never receives again from a publisher restarted on the same port (regression tests:
+          // the restart tests). A silent connection is replaced instead (see receiveLoop).
           String monitorAddress = "inproc://kv-events-monitor-" + MONITORS.incrementAndGet();
           socket.monitor(monitorAddress, ZMQ.EVENT_DISCONNECTED);
           monitor = context().createSocket(SocketType.PAIR);
@@ -287,18 +286,38 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
+  /**
+   * Receives until stopped, or until nothing has arrived for longer than ZeroMQ's reconnection should take since
+   * the socket was made or its connection dropped: then the caller builds a fresh socket. JeroMQ occasionally
+   * reconnects a subscriber at the TCP level yet never delivers a message again (seen against a publisher restarted
+   * on the same port); a fresh socket recovers. A quiet server only costs a cheap reconnection now and then.
+   */
   private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
     List<byte[]> frames = new ArrayList<>(4);
+    // Nothing received yet counts as down, so a socket that never delivers is replaced too.
+    long downSince = System.nanoTime();
+    boolean down = true;
+    long giveUpNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
     while (running) {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
         if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
           disconnected = true;
+          if (!down) {
+            down = true;
+            downSince = System.nanoTime();
+          }
         }
       }
       if (first == null) {
+        if (down && System.nanoTime() - downSince > giveUpNanos) {
+          LOG.debug("KV-event connection of {} to {} is still down; connecting a new socket", endpoint.id(),
+              address);
+          return;
+        }
         continue;
       }
+      down = false;
       frames.clear();
       frames.add(first);
       while (socket.hasReceiveMore()) {
@@ -577,7 +596,6 @@ public final class KvEventSubscriber implements AutoCloseable {
     private Duration replayTimeout = Duration.ofSeconds(5);
     private Duration reconnectMin = Duration.ofMillis(100);
     private Duration reconnectMax = Duration.ofSeconds(5);
-    private Duration heartbeat = Duration.ofSeconds(1);
     private Listener listener = new Listener() {};
     private @Nullable ZContext context;
 
@@ -638,12 +656,6 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
       this.reconnectMin = min;
       this.reconnectMax = max;
-      return this;
-    }
-
-    /** ZMTP heartbeat interval (a peer silent for three intervals is dropped and reconnected); default 1 s. */
-    public Builder heartbeat(Duration interval) {
-      this.heartbeat = positive(interval, "heartbeat");
       return this;
     }
 
