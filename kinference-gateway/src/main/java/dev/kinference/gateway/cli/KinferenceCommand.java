@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
         DemoCommand.class,
         BenchCommand.class,
         CheckCommand.class,
+        InspectCommand.class,
     })
 public final class KinferenceCommand implements Runnable {
 

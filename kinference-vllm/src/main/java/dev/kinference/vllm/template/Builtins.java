@@ -1,0 +1,840 @@
+package dev.kinference.vllm.template;
+
+import dev.kinference.vllm.template.Py.Undefined;
+import java.time.ZonedDateTime;
+import java.time.format.TextStyle;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/** Jinja2's built-in filters and tests, the globals Hugging Face adds, and Python's str/dict/list methods. */
+final class Builtins {
+
+  static final Set<String> FILTERS = Set.of("abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e",
+      "escape", "first", "float", "indent", "int", "items", "join", "last", "length", "list", "lower", "map", "max",
+      "min", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select", "selectattr", "sort",
+      "string", "sum", "title", "tojson", "trim", "unique", "upper", "wordcount");
+
+  static final Set<String> TESTS = Set.of("boolean", "callable", "defined", "divisibleby", "eq", "equalto", "==",
+      "even", "false", "float", "ge", ">=", "gt", "greaterthan", ">", "in", "integer", "iterable", "le", "<=",
+      "lower", "lt", "lessthan", "<", "mapping", "ne", "!=", "none", "number", "odd", "sameas", "sequence",
+      "string", "true", "undefined", "upper");
+
+  private Builtins() {}
+
+  static void requireFilter(String name, int line) {
+    if (!FILTERS.contains(name)) {
+      throw TemplateException.fail("line " + line + ": no filter named '" + name + "' in this chat-template engine");
+    }
+  }
+
+  static void requireTest(String name, int line) {
+    if (!TESTS.contains(name)) {
+      throw TemplateException.fail("line " + line + ": no test named '" + name + "' in this chat-template engine");
+    }
+  }
+
+  // ---- tests ----
+
+  static boolean test(String name, @Nullable Object v, List<@Nullable Object> args) {
+    return switch (name) {
+      case "defined" -> !(v instanceof Undefined);
+      case "undefined" -> v instanceof Undefined;
+      case "none" -> v == null;
+      case "boolean" -> v instanceof Boolean;
+      case "true" -> Boolean.TRUE.equals(v);
+      case "false" -> Boolean.FALSE.equals(v);
+      case "integer" -> v instanceof Long;
+      case "float" -> v instanceof Double;
+      case "number" -> Py.isNumber(v);
+      case "string" -> v instanceof String;
+      case "mapping" -> v instanceof Map || v instanceof Py.Namespace;
+      case "iterable" -> v instanceof List || v instanceof Map || v instanceof String;
+      case "sequence" -> v instanceof List || v instanceof Map || v instanceof String;
+      case "callable" -> v instanceof Py.Callable;
+      case "lower" -> v instanceof String s && s.equals(s.toLowerCase(Locale.ROOT));
+      case "upper" -> v instanceof String s && s.equals(s.toUpperCase(Locale.ROOT));
+      case "even" -> Py.toLong(v) % 2 == 0;
+      case "odd" -> Py.toLong(v) % 2 != 0;
+      case "divisibleby" -> Py.toLong(v) % Py.toLong(arg(args, 0, name)) == 0;
+      case "eq", "equalto", "==" -> Py.equal(v, arg(args, 0, name));
+      case "ne", "!=" -> !Py.equal(v, arg(args, 0, name));
+      case "lt", "lessthan", "<" -> Py.compare(v, arg(args, 0, name)) < 0;
+      case "le", "<=" -> Py.compare(v, arg(args, 0, name)) <= 0;
+      case "gt", "greaterthan", ">" -> Py.compare(v, arg(args, 0, name)) > 0;
+      case "ge", ">=" -> Py.compare(v, arg(args, 0, name)) >= 0;
+      case "sameas" -> sameAs(v, arg(args, 0, name));
+      case "in" -> Interpreter.contains(arg(args, 0, name), v);
+      default -> throw TemplateException.fail("no test named '" + name + "'");
+    };
+  }
+
+  /** Python's {@code is}: None, booleans and the same object. */
+  @SuppressWarnings("ReferenceEquality") // identity is what 'sameas' tests
+  private static boolean sameAs(@Nullable Object v, @Nullable Object o) {
+    return v == o || (v instanceof Boolean && v.equals(o));
+  }
+
+  private static @Nullable Object arg(List<@Nullable Object> args, int i, String what) {
+    if (args.size() <= i) {
+      throw TemplateException.fail("'" + what + "' needs an argument");
+    }
+    return args.get(i);
+  }
+
+  // ---- filters ----
+
+  static @Nullable Object filter(Interpreter in, String name, @Nullable Object v, List<@Nullable Object> args,
+      Map<String, @Nullable Object> kw) {
+    Args a = new Args(name, args, kw);
+    switch (name) {
+      case "length", "count" -> {
+        a.done();
+        return (long) Py.length(v);
+      }
+      case "list" -> {
+        a.done();
+        return Py.iterate(v);
+      }
+      case "string" -> {
+        a.done();
+        return Py.str(v);
+      }
+      case "safe" -> {
+        a.done();
+        return v;
+      }
+      case "e", "escape" -> {
+        a.done();
+        return Py.str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&#34;")
+            .replace("'", "&#39;");
+      }
+      case "trim" -> {
+        Object chars = a.get("chars", null);
+        a.done();
+        return Py.strip(Py.str(v), chars == null ? null : Py.str(chars), true, true);
+      }
+      case "upper" -> {
+        a.done();
+        return Py.str(v).toUpperCase(Locale.ROOT);
+      }
+      case "lower" -> {
+        a.done();
+        return Py.str(v).toLowerCase(Locale.ROOT);
+      }
+      case "capitalize" -> {
+        a.done();
+        String s = Py.str(v);
+        return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
+      }
+      case "title" -> {
+        a.done();
+        return title(Py.str(v));
+      }
+      case "default", "d" -> {
+        Object dflt = a.get("default_value", "");
+        boolean bool = Py.truthy(a.get("boolean", false));
+        a.done();
+        return v instanceof Undefined || (bool && !Py.truthy(v)) ? dflt : v;
+      }
+      case "first" -> {
+        a.done();
+        List<@Nullable Object> items = Py.iterate(v);
+        return items.isEmpty() ? new Undefined("first of an empty sequence") : items.get(0);
+      }
+      case "last" -> {
+        a.done();
+        List<@Nullable Object> items = Py.iterate(v);
+        return items.isEmpty() ? new Undefined("last of an empty sequence") : items.get(items.size() - 1);
+      }
+      case "join" -> {
+        Object sep = a.get("d", "");
+        Object attribute = a.get("attribute", null);
+        a.done();
+        StringBuilder sb = new StringBuilder();
+        boolean first = true;
+        for (Object item : Py.iterate(v)) {
+          if (!first) {
+            sb.append(Py.str(sep));
+          }
+          first = false;
+          sb.append(Py.str(attribute == null ? item : in.getItemOrAttr(item, attribute)));
+        }
+        return sb.toString();
+      }
+      case "replace" -> {
+        String old = Py.str(a.get("old", null));
+        String replacement = Py.str(a.get("new", null));
+        Object count = a.get("count", null);
+        a.done();
+        return replace(Py.str(v), old, replacement, count == null ? -1 : Py.toLong(count));
+      }
+      case "int" -> {
+        Object dflt = a.get("default", 0L);
+        a.done();
+        if (v instanceof Long || v instanceof Boolean) {
+          return Py.toLong(v);
+        }
+        if (v instanceof Double d) {
+          return (long) d.doubleValue();
+        }
+        try {
+          return Long.parseLong(Py.str(v).strip());
+        } catch (NumberFormatException e) {
+          try {
+            return (long) Double.parseDouble(Py.str(v).strip());
+          } catch (NumberFormatException e2) {
+            return dflt;
+          }
+        }
+      }
+      case "float" -> {
+        Object dflt = a.get("default", 0.0);
+        a.done();
+        if (Py.isNumber(v)) {
+          return Py.toDouble(v);
+        }
+        try {
+          return Double.parseDouble(Py.str(v).strip());
+        } catch (NumberFormatException e) {
+          return dflt;
+        }
+      }
+      case "abs" -> {
+        a.done();
+        if (v instanceof Long l) {
+          return Math.abs(l);
+        }
+        return Math.abs(Py.toDouble(v));
+      }
+      case "round" -> {
+        long precision = Py.toLong(a.get("precision", 0L));
+        String method = Py.str(a.get("method", "common"));
+        a.done();
+        double d = Py.toDouble(v);
+        double f = Math.pow(10, (double) precision);
+        double r = switch (method) {
+          case "common" -> Math.signum(d) * Math.floor(Math.abs(d) * f + 0.5) / f;
+          case "ceil" -> Math.ceil(d * f) / f;
+          case "floor" -> Math.floor(d * f) / f;
+          default -> throw TemplateException.fail("round: unknown method " + method);
+        };
+        return r;
+      }
+      case "tojson" -> {
+        Object indent = a.get("indent", null);
+        a.getOptional("ensure_ascii");
+        a.getOptional("separators");
+        a.getOptional("sort_keys");
+        a.done();
+        return Py.json(v, indent == null ? null : (int) Py.toLong(indent));
+      }
+      case "items" -> {
+        a.done();
+        if (v instanceof Undefined) {
+          return new ArrayList<>();
+        }
+        if (!(v instanceof Map<?, ?> m)) {
+          throw TemplateException.fail("items: expected a mapping, got " + Py.typeName(v));
+        }
+        List<@Nullable Object> out = new ArrayList<>();
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+          out.add(pair(e.getKey(), e.getValue()));
+        }
+        return out;
+      }
+      case "dictsort" -> {
+        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
+        String by = Py.str(a.get("by", "key"));
+        boolean reverse = Py.truthy(a.get("reverse", false));
+        a.done();
+        if (!(v instanceof Map<?, ?> m)) {
+          throw TemplateException.fail("dictsort: expected a mapping, got " + Py.typeName(v));
+        }
+        List<@Nullable Object> out = new ArrayList<>();
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+          out.add(pair(e.getKey(), e.getValue()));
+        }
+        int index = by.equals("value") ? 1 : 0;
+        Comparator<@Nullable Object> c = (x, y) -> Py.compare(sortKey(((List<?>) x).get(index), caseSensitive),
+            sortKey(((List<?>) y).get(index), caseSensitive));
+        out.sort(reverse ? c.reversed() : c);
+        return out;
+      }
+      case "sort" -> {
+        boolean reverse = Py.truthy(a.get("reverse", false));
+        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
+        Object attribute = a.get("attribute", null);
+        a.done();
+        List<@Nullable Object> out = Py.iterate(v);
+        Comparator<@Nullable Object> c = (x, y) -> Py.compare(
+            sortKey(attribute == null ? x : in.getItemOrAttr(x, attribute), caseSensitive),
+            sortKey(attribute == null ? y : in.getItemOrAttr(y, attribute), caseSensitive));
+        out.sort(reverse ? c.reversed() : c);
+        return out;
+      }
+      case "reverse" -> {
+        a.done();
+        if (v instanceof String s) {
+          return new StringBuilder(s).reverse().toString();
+        }
+        List<@Nullable Object> out = Py.iterate(v);
+        java.util.Collections.reverse(out);
+        return out;
+      }
+      case "unique" -> {
+        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
+        Object attribute = a.get("attribute", null);
+        a.done();
+        List<@Nullable Object> out = new ArrayList<>();
+        List<@Nullable Object> seen = new ArrayList<>();
+        for (Object item : Py.iterate(v)) {
+          Object key = sortKey(attribute == null ? item : in.getItemOrAttr(item, attribute), caseSensitive);
+          if (seen.stream().noneMatch(s -> Py.equal(s, key))) {
+            seen.add(key);
+            out.add(item);
+          }
+        }
+        return out;
+      }
+      case "sum" -> {
+        Object attribute = a.get("attribute", null);
+        Object start = a.get("start", 0L);
+        a.done();
+        Object total = start;
+        for (Object item : Py.iterate(v)) {
+          total = Interpreter.arithmetic("+", total, attribute == null ? item : in.getItemOrAttr(item, attribute));
+        }
+        return total;
+      }
+      case "min", "max" -> {
+        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
+        Object attribute = a.get("attribute", null);
+        a.done();
+        Object best = null;
+        boolean any = false;
+        for (Object item : Py.iterate(v)) {
+          Object k = sortKey(attribute == null ? item : in.getItemOrAttr(item, attribute), caseSensitive);
+          Object bk = any ? sortKey(attribute == null ? best : in.getItemOrAttr(best, attribute), caseSensitive) : null;
+          if (!any || (name.equals("min") ? Py.compare(k, bk) < 0 : Py.compare(k, bk) > 0)) {
+            best = item;
+            any = true;
+          }
+        }
+        return any ? best : new Undefined("no items");
+      }
+      case "attr" -> {
+        Object attribute = a.get("name", null);
+        a.done();
+        return in.getAttr(v, Py.str(attribute));
+      }
+      case "indent" -> {
+        Object width = a.get("width", 4L);
+        boolean first = Py.truthy(a.get("first", false));
+        boolean blank = Py.truthy(a.get("blank", false));
+        a.done();
+        String pad = width instanceof String s ? s : " ".repeat((int) Py.toLong(width));
+        String text = Py.str(v);
+        StringBuilder sb = new StringBuilder();
+        String[] lines = text.split("\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+          if (i > 0) {
+            sb.append('\n');
+          }
+          boolean indentIt = (i > 0 || first) && (blank || !lines[i].isEmpty());
+          if (indentIt) {
+            sb.append(pad);
+          }
+          sb.append(lines[i]);
+        }
+        return sb.toString();
+      }
+      case "wordcount" -> {
+        a.done();
+        String s = Py.str(v).strip();
+        return s.isEmpty() ? 0L : (long) s.split("\\s+").length;
+      }
+      case "map" -> {
+        Object attribute = a.getOptional("attribute");
+        Object dflt = a.getOptional("default");
+        List<@Nullable Object> out = new ArrayList<>();
+        if (attribute != null) {
+          a.done();
+          for (Object item : Py.iterate(v)) {
+            Object x = in.getItemOrAttr(item, attribute);
+            out.add(x instanceof Undefined && dflt != null ? dflt : x);
+          }
+          return out;
+        }
+        List<@Nullable Object> rest = a.positional();
+        if (rest.isEmpty()) {
+          throw TemplateException.fail("map needs a filter name or attribute=");
+        }
+        String filterName = Py.str(rest.get(0));
+        requireFilter(filterName, 0);
+        List<@Nullable Object> filterArgs = rest.subList(1, rest.size());
+        for (Object item : Py.iterate(v)) {
+          out.add(filter(in, filterName, item, new ArrayList<>(filterArgs), a.remainingKeywords()));
+        }
+        return out;
+      }
+      case "select", "reject" -> {
+        List<@Nullable Object> rest = a.positional();
+        a.requireNoKeywords();
+        boolean keep = name.equals("select");
+        List<@Nullable Object> out = new ArrayList<>();
+        for (Object item : Py.iterate(v)) {
+          boolean ok = rest.isEmpty() ? Py.truthy(item)
+              : test(requireTestName(rest.get(0)), item, rest.subList(1, rest.size()));
+          if (ok == keep) {
+            out.add(item);
+          }
+        }
+        return out;
+      }
+      case "selectattr", "rejectattr" -> {
+        List<@Nullable Object> rest = a.positional();
+        a.requireNoKeywords();
+        if (rest.isEmpty()) {
+          throw TemplateException.fail(name + " needs an attribute name");
+        }
+        Object attribute = rest.get(0);
+        boolean keep = name.equals("selectattr");
+        List<@Nullable Object> out = new ArrayList<>();
+        for (Object item : Py.iterate(v)) {
+          Object x = in.getItemOrAttr(item, attribute);
+          boolean ok = rest.size() == 1 ? Py.truthy(x)
+              : test(requireTestName(rest.get(1)), x, rest.subList(2, rest.size()));
+          if (ok == keep) {
+            out.add(item);
+          }
+        }
+        return out;
+      }
+      default -> throw TemplateException.fail("no filter named '" + name + "'");
+    }
+  }
+
+  private static String requireTestName(@Nullable Object name) {
+    String n = Py.str(name);
+    requireTest(n, 0);
+    return n;
+  }
+
+  private static @Nullable Object sortKey(@Nullable Object v, boolean caseSensitive) {
+    return !caseSensitive && v instanceof String s ? s.toLowerCase(Locale.ROOT) : v;
+  }
+
+  static List<@Nullable Object> pair(@Nullable Object a, @Nullable Object b) {
+    List<@Nullable Object> p = new ArrayList<>(2);
+    p.add(a);
+    p.add(b);
+    return p;
+  }
+
+  private static String title(String s) {
+    StringBuilder sb = new StringBuilder(s.length());
+    boolean previousCased = false;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isLetter(c)) {
+        sb.append(previousCased ? Character.toLowerCase(c) : Character.toTitleCase(c));
+        previousCased = true;
+      } else {
+        sb.append(c);
+        previousCased = false;
+      }
+    }
+    return sb.toString();
+  }
+
+  static String replace(String s, String old, String replacement, long count) {
+    if (count < 0) {
+      if (old.isEmpty()) {
+        StringBuilder sb = new StringBuilder(replacement);
+        for (int i = 0; i < s.length(); i++) {
+          sb.append(s.charAt(i)).append(replacement);
+        }
+        return sb.toString();
+      }
+      return s.replace(old, replacement);
+    }
+    StringBuilder sb = new StringBuilder();
+    int from = 0;
+    long done = 0;
+    while (done < count) {
+      int at = s.indexOf(old, from);
+      if (at < 0 || old.isEmpty()) {
+        break;
+      }
+      sb.append(s, from, at).append(replacement);
+      from = at + old.length();
+      done++;
+    }
+    return sb.append(s.substring(from)).toString();
+  }
+
+  // ---- methods of str, dict and list ----
+
+  static Py.@Nullable Callable method(@Nullable Object self, String name) {
+    if (self instanceof String s) {
+      return switch (name) {
+        case "strip", "lstrip", "rstrip" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object chars = a.get("chars", null);
+          a.done();
+          return Py.strip(s, chars == null ? null : Py.str(chars), !name.equals("rstrip"), !name.equals("lstrip"));
+        };
+        case "upper" -> noArgs(name, () -> s.toUpperCase(Locale.ROOT));
+        case "lower" -> noArgs(name, () -> s.toLowerCase(Locale.ROOT));
+        case "title" -> noArgs(name, () -> title(s));
+        case "capitalize" -> noArgs(name,
+            () -> s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT));
+        case "isdigit" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isDigit));
+        case "isalpha" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isLetter));
+        case "isspace" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Py::isSpace));
+        case "startswith", "endswith" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object prefix = a.get("prefix", null);
+          a.done();
+          List<@Nullable Object> options = prefix instanceof List<?> l ? new ArrayList<>(l) : List.of(Py.str(prefix));
+          for (Object o : options) {
+            if (name.equals("startswith") ? s.startsWith(Py.str(o)) : s.endsWith(Py.str(o))) {
+              return true;
+            }
+          }
+          return false;
+        };
+        case "split", "rsplit" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object sep = a.get("sep", null);
+          long max = Py.toLong(a.get("maxsplit", -1L));
+          a.done();
+          return split(s, sep == null ? null : Py.str(sep), max, name.equals("rsplit"));
+        };
+        case "splitlines" -> noArgs(name, () -> {
+          List<@Nullable Object> out = new ArrayList<>(List.of(s.split("\r\n|\n|\r", -1)));
+          if (!out.isEmpty() && "".equals(out.get(out.size() - 1))) {
+            out.remove(out.size() - 1);
+          }
+          return out;
+        });
+        case "replace" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          String old = Py.str(a.get("old", null));
+          String replacement = Py.str(a.get("new", null));
+          long count = Py.toLong(a.get("count", -1L));
+          a.done();
+          return replace(s, old, replacement, count);
+        };
+        case "find", "rfind", "index", "count" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          String sub = Py.str(a.get("sub", null));
+          a.done();
+          return switch (name) {
+            case "find" -> (long) s.indexOf(sub);
+            case "rfind" -> (long) s.lastIndexOf(sub);
+            case "index" -> {
+              int i = s.indexOf(sub);
+              if (i < 0) {
+                throw TemplateException.fail("substring not found");
+              }
+              yield (long) i;
+            }
+            default -> sub.isEmpty() ? (long) s.length() + 1 : (long) (s.split(java.util.regex.Pattern.quote(sub),
+                -1).length - 1);
+          };
+        };
+        case "join" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object items = a.get("iterable", null);
+          a.done();
+          StringBuilder sb = new StringBuilder();
+          boolean first = true;
+          for (Object item : Py.iterate(items)) {
+            if (!(item instanceof String str)) {
+              throw TemplateException.fail("join: expected str items, got " + Py.typeName(item));
+            }
+            if (!first) {
+              sb.append(s);
+            }
+            first = false;
+            sb.append(str);
+          }
+          return sb.toString();
+        };
+        default -> null;
+      };
+    }
+    if (self instanceof Map<?, ?> m) {
+      return switch (name) {
+        case "items" -> noArgs(name, () -> {
+          List<@Nullable Object> out = new ArrayList<>();
+          m.forEach((k, v) -> out.add(pair(k, v)));
+          return out;
+        });
+        case "keys" -> noArgs(name, () -> new ArrayList<@Nullable Object>(m.keySet()));
+        case "values" -> noArgs(name, () -> new ArrayList<@Nullable Object>(m.values()));
+        case "get" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object key = a.get("key", null);
+          Object dflt = a.get("default", null);
+          a.done();
+          return m.containsKey(key) ? m.get(key) : dflt;
+        };
+        default -> null;
+      };
+    }
+    if (self instanceof List<?> l) {
+      return switch (name) {
+        case "index" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object x = a.get("value", null);
+          a.done();
+          for (int i = 0; i < l.size(); i++) {
+            if (Py.equal(l.get(i), x)) {
+              return (long) i;
+            }
+          }
+          throw TemplateException.fail("value is not in list");
+        };
+        case "count" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          Object x = a.get("value", null);
+          a.done();
+          return l.stream().filter(e -> Py.equal(e, x)).count();
+        };
+        default -> null;
+      };
+    }
+    return null;
+  }
+
+  private static Py.Callable noArgs(String name, Supplier<@Nullable Object> body) {
+    return (args, kw) -> {
+      new Args(name, args, kw).done();
+      return body.get();
+    };
+  }
+
+  static List<@Nullable Object> split(String s, @Nullable String sep, long max, boolean fromRight) {
+    List<@Nullable Object> out = new ArrayList<>();
+    if (sep == null) {
+      // runs of whitespace, leading and trailing ignored
+      List<String> words = new ArrayList<>();
+      int i = 0;
+      while (i < s.length()) {
+        while (i < s.length() && Py.isSpace(s.charAt(i))) {
+          i++;
+        }
+        if (i >= s.length()) {
+          break;
+        }
+        int j = i;
+        while (j < s.length() && !Py.isSpace(s.charAt(j))) {
+          j++;
+        }
+        words.add(s.substring(i, j));
+        i = j;
+      }
+      if (max >= 0 && words.size() > max + 1) {
+        if (fromRight) {
+          throw TemplateException.fail("rsplit() with maxsplit and no separator is not supported");
+        }
+        // Python keeps the remainder of the string as the last word
+        int count = 0;
+        int pos = 0;
+        for (; count < max; count++) {
+          while (Py.isSpace(s.charAt(pos))) {
+            pos++;
+          }
+          pos += words.get(count).length();
+        }
+        while (Py.isSpace(s.charAt(pos))) {
+          pos++;
+        }
+        out.addAll(words.subList(0, (int) max));
+        out.add(Py.strip(s.substring(pos), null, false, true));
+        return out;
+      }
+      out.addAll(words);
+      return out;
+    }
+    if (sep.isEmpty()) {
+      throw TemplateException.fail("empty separator");
+    }
+    List<String> parts = new ArrayList<>(List.of(s.split(java.util.regex.Pattern.quote(sep), -1)));
+    if (max >= 0 && parts.size() > max + 1) {
+      if (fromRight) {
+        int keep = parts.size() - (int) max;
+        String head = String.join(sep, parts.subList(0, keep));
+        List<String> tail = parts.subList(keep, parts.size());
+        out.add(head);
+        out.addAll(tail);
+      } else {
+        out.addAll(parts.subList(0, (int) max));
+        out.add(String.join(sep, parts.subList((int) max, parts.size())));
+      }
+      return out;
+    }
+    out.addAll(parts);
+    return out;
+  }
+
+  // ---- globals ----
+
+  static Map<String, @Nullable Object> globals(Supplier<ZonedDateTime> clock) {
+    Map<String, @Nullable Object> g = new LinkedHashMap<>();
+    g.put("range", (Py.Callable) (args, kw) -> {
+      if (!kw.isEmpty() || args.isEmpty() || args.size() > 3) {
+        throw TemplateException.fail("range takes 1 to 3 positional arguments");
+      }
+      long start = args.size() == 1 ? 0 : Py.toLong(args.get(0));
+      long stop = Py.toLong(args.get(args.size() == 1 ? 0 : 1));
+      long step = args.size() == 3 ? Py.toLong(args.get(2)) : 1;
+      if (step == 0) {
+        throw TemplateException.fail("range() step must not be zero");
+      }
+      List<@Nullable Object> out = new ArrayList<>();
+      for (long i = start; step > 0 ? i < stop : i > stop; i += step) {
+        if (out.size() > 1_000_000) {
+          throw TemplateException.fail("range too large");
+        }
+        out.add(i);
+      }
+      return out;
+    });
+    g.put("namespace", (Py.Callable) (args, kw) -> {
+      Py.Namespace ns = new Py.Namespace();
+      for (Object a : args) {
+        if (a instanceof Map<?, ?> m) {
+          m.forEach((k, v) -> ns.attributes.put(Py.str(k), v));
+        } else {
+          throw TemplateException.fail("namespace() takes keyword arguments or a mapping");
+        }
+      }
+      ns.attributes.putAll(kw);
+      return ns;
+    });
+    g.put("dict", (Py.Callable) (args, kw) -> {
+      if (!args.isEmpty()) {
+        throw TemplateException.fail("dict() with positional arguments is not supported");
+      }
+      return new LinkedHashMap<@Nullable Object, @Nullable Object>(kw);
+    });
+    g.put("raise_exception", (Py.Callable) (args, kw) -> {
+      throw new RaisedException(args.isEmpty() ? "" : Py.str(args.get(0)));
+    });
+    g.put("strftime_now", (Py.Callable) (args, kw) -> {
+      if (args.size() != 1) {
+        throw TemplateException.fail("strftime_now takes one format argument");
+      }
+      return strftime(Py.str(args.get(0)), clock.get());
+    });
+    return g;
+  }
+
+  /** A template's {@code raise_exception(message)}. */
+  static final class RaisedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    RaisedException(String message) {
+      super(message);
+    }
+  }
+
+  static String strftime(String format, ZonedDateTime t) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < format.length(); i++) {
+      char c = format.charAt(i);
+      if (c != '%' || i + 1 >= format.length()) {
+        sb.append(c);
+        continue;
+      }
+      char f = format.charAt(++i);
+      switch (f) {
+        case 'd' -> sb.append(String.format("%02d", t.getDayOfMonth()));
+        case 'm' -> sb.append(String.format("%02d", t.getMonthValue()));
+        case 'Y' -> sb.append(t.getYear());
+        case 'y' -> sb.append(String.format("%02d", t.getYear() % 100));
+        case 'H' -> sb.append(String.format("%02d", t.getHour()));
+        case 'I' -> sb.append(String.format("%02d", (t.getHour() + 11) % 12 + 1));
+        case 'M' -> sb.append(String.format("%02d", t.getMinute()));
+        case 'S' -> sb.append(String.format("%02d", t.getSecond()));
+        case 'p' -> sb.append(t.getHour() < 12 ? "AM" : "PM");
+        case 'b' -> sb.append(t.getMonth().getDisplayName(TextStyle.SHORT, Locale.ENGLISH));
+        case 'B' -> sb.append(t.getMonth().getDisplayName(TextStyle.FULL, Locale.ENGLISH));
+        case 'a' -> sb.append(t.getDayOfWeek().getDisplayName(TextStyle.SHORT, Locale.ENGLISH));
+        case 'A' -> sb.append(t.getDayOfWeek().getDisplayName(TextStyle.FULL, Locale.ENGLISH));
+        case 'j' -> sb.append(String.format("%03d", t.getDayOfYear()));
+        case 'e' -> sb.append(String.format("%2d", t.getDayOfMonth()));
+        case '%' -> sb.append('%');
+        default -> throw TemplateException.fail("strftime_now: format %" + f + " is not supported");
+      }
+    }
+    return sb.toString();
+  }
+
+  /** Binds Python-style positional and keyword arguments to parameter names, in order. */
+  static final class Args {
+    private final String function;
+    private final List<@Nullable Object> positional;
+    private final Map<String, @Nullable Object> keywords;
+    private int used;
+
+    Args(String function, List<?> positional, Map<String, ?> keywords) {
+      this.function = function;
+      this.positional = new ArrayList<>(positional);
+      this.keywords = new LinkedHashMap<>(keywords);
+    }
+
+    /** The next parameter, positional or by keyword, or {@code dflt}. */
+    @Nullable Object get(String name, @Nullable Object dflt) {
+      if (used < positional.size()) {
+        if (keywords.containsKey(name)) {
+          throw TemplateException.fail(function + "() got multiple values for argument '" + name + "'");
+        }
+        return positional.get(used++);
+      }
+      used++;
+      return keywords.containsKey(name) ? keywords.remove(name) : dflt;
+    }
+
+    /** A keyword-only parameter, or null. */
+    @Nullable Object getOptional(String name) {
+      return keywords.remove(name);
+    }
+
+    /** The positional arguments not consumed yet. */
+    List<@Nullable Object> positional() {
+      List<@Nullable Object> rest = positional.subList(Math.min(used, positional.size()), positional.size());
+      used = positional.size();
+      return rest;
+    }
+
+    Map<String, @Nullable Object> remainingKeywords() {
+      Map<String, @Nullable Object> rest = new LinkedHashMap<>(keywords);
+      keywords.clear();
+      return rest;
+    }
+
+    void requireNoKeywords() {
+      if (!keywords.isEmpty()) {
+        throw TemplateException.fail(function + "() got unexpected keyword arguments " + keywords.keySet());
+      }
+    }
+
+    void done() {
+      if (used < positional.size()) {
+        throw TemplateException.fail(function + "() got too many positional arguments");
+      }
+      requireNoKeywords();
+    }
+  }
+}
