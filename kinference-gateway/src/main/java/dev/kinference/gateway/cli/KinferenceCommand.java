@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
     description = "Cache-aware routing for vLLM fleets: simulate, benchmark, check policies, serve.",
     subcommands = {
         CommandLine.HelpCommand.class,
+        BenchCommand.class,
     })
 public final class KinferenceCommand implements Runnable {
 

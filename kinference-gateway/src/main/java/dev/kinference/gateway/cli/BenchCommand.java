@@ -1,0 +1,141 @@
+package dev.kinference.gateway.cli;
+
+import dev.kinference.sim.bench.BenchmarkPlan;
+import dev.kinference.sim.bench.Routers;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code kinference bench}: the routing benchmark on the simulated fleet. The work is in kinference-sim. */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Runs the routing benchmark on a simulated vLLM fleet in virtual time: every router of the comparison "
+            + "over the scenario's workloads and load sweep. Prints a table, writes JSON, CSV and an HTML report "
+            + "with charts, and says where.",
+        "",
+        "Scenarios: kinference-paper (3x L40S, ~27B FP8; shared-prefix, multi-turn, unique; concurrency 1-64), "
+            + "llm-d (llm-d's precise-prefix experiment scaled 1/4), smoke (small and fast).",
+        ""})
+public final class BenchCommand implements Callable<Integer> {
+
+  @CommandLine.Spec
+  @SuppressWarnings("NullAway.Init") // injected by picocli before call()
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--scenario", defaultValue = "kinference-paper", paramLabel = "NAME",
+      description = "kinference-paper, llm-d or smoke (default: ${DEFAULT-VALUE}).")
+  String scenario = "kinference-paper";
+
+  @Option(names = "--trace", paramLabel = "FILE",
+      description = "Replay a Mooncake-format JSONL trace (timestamp ms, input_length, output_length, hash_ids) "
+          + "instead of a scenario.")
+  @Nullable Path trace;
+
+  @Option(names = "--speedup", defaultValue = "1", paramLabel = "X",
+      description = "Trace replay speed (default: ${DEFAULT-VALUE}).")
+  double speedup = 1;
+
+  @Option(names = "--servers", defaultValue = "3", paramLabel = "N",
+      description = "Servers for a trace replay (default: ${DEFAULT-VALUE}).")
+  int servers = 3;
+
+  @Option(names = "--routers", split = ",", paramLabel = "NAME",
+      description = "Routers to compare (default: all): ${COMPLETION-CANDIDATES}.",
+      completionCandidates = RouterNames.class)
+  List<String> routers = new ArrayList<>();
+
+  @Option(names = "--workloads", split = ",", paramLabel = "NAME",
+      description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix).")
+  List<String> workloads = new ArrayList<>();
+
+  @Option(names = "--tenant-mix", description = "Add the tenant-mix workload (three tenants at once).")
+  boolean tenantMix;
+
+  @Option(names = "--concurrency", split = ",", paramLabel = "N",
+      description = "Closed-loop concurrency sweep replacing the scenario's, e.g. 1,4,16,64.")
+  List<Integer> concurrency = new ArrayList<>();
+
+  @Option(names = "--rate", split = ",", paramLabel = "QPS",
+      description = "Open-loop Poisson sweep (sessions per second) replacing the scenario's, e.g. 1,2,5.")
+  List<Double> rates = new ArrayList<>();
+
+  @Option(names = "--warmup", defaultValue = "-1", paramLabel = "SECONDS",
+      description = "Virtual warm-up per run (default: the scenario's).")
+  long warmup = -1;
+
+  @Option(names = "--duration", defaultValue = "0", paramLabel = "SECONDS",
+      description = "Virtual measurement window per run (default: the scenario's).")
+  long duration;
+
+  @Option(names = "--seed", paramLabel = "N", description = "Seed (default: the scenario's).")
+  @Nullable Long seed;
+
+  @Option(names = "--threads", defaultValue = "1", paramLabel = "N",
+      description = "Runs in parallel (results do not depend on it; default: ${DEFAULT-VALUE}).")
+  int threads = 1;
+
+  @Option(names = "--out", defaultValue = "kinference-bench", paramLabel = "DIR",
+      description = "Directory for the reports (default: ${DEFAULT-VALUE}).")
+  Path out = Path.of("kinference-bench");
+
+  @Option(names = "--no-progress", description = "Do not draw the progress bar.")
+  boolean noProgress;
+
+  @Override
+  public Integer call() {
+    PrintStream stdout = new PrintStream(new WriterOutputStream(spec.commandLine().getOut()), true,
+        StandardCharsets.UTF_8);
+    try {
+      BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, routers, workloads, concurrency,
+          rates, warmup, duration, seed, threads, tenantMix, out);
+      plan.run(stdout, !noProgress);
+      return 0;
+    } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
+      spec.commandLine().getErr().println("kinference bench: " + e.getMessage());
+      return 2;
+    }
+  }
+
+  /** Router names for the help text. */
+  static final class RouterNames extends ArrayList<String> {
+    private static final long serialVersionUID = 1L;
+
+    RouterNames() {
+      super(Routers.ALL);
+    }
+  }
+
+  /** Bridges picocli's writer to the print stream the plan writes to. */
+  private static final class WriterOutputStream extends java.io.OutputStream {
+    private final java.io.PrintWriter writer;
+    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+
+    WriterOutputStream(java.io.PrintWriter writer) {
+      this.writer = writer;
+    }
+
+    @Override
+    public void write(int b) {
+      line.write(b);
+      if (b == '\n' || b == '\r') {
+        flush();
+      }
+    }
+
+    @Override
+    public void flush() {
+      writer.write(line.toString(StandardCharsets.UTF_8));
+      writer.flush();
+      line.reset();
+    }
+  }
+}

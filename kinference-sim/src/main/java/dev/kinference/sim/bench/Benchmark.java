@@ -1,0 +1,209 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.engine.EngineConfig;
+import dev.kinference.sim.fleet.FleetRouter;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.Workload;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongFunction;
+
+/**
+ * Runs a {@link Scenario}: every workload at every load point through every router, each run on fresh servers with
+ * the same seed, so routers face statistically identical traffic.
+ */
+public final class Benchmark {
+
+  /** Reports how far the benchmark is. Called from the running threads, one call at a time. */
+  public interface Progress {
+    /** Run {@code runIndex} of {@code runCount} ({@code label}) is {@code runFraction} done. */
+    void update(int runIndex, int runCount, String label, double runFraction);
+
+    default void done() {}
+
+    Progress NONE = (i, n, label, f) -> {};
+  }
+
+  /**
+   * A workload and the load points it is run at.
+   *
+   * @param name the workload's name in reports
+   * @param factory a fresh workload for a seed (workloads keep state)
+   * @param loads the sweep
+   */
+  public record WorkloadSpec(String name, LongFunction<Workload> factory, List<LoadPattern> loads) {
+    public WorkloadSpec {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(factory, "factory");
+      loads = List.copyOf(loads);
+      if (loads.isEmpty()) {
+        throw new IllegalArgumentException("workload " + name + " has no load points");
+      }
+    }
+  }
+
+  /**
+   * An experiment.
+   *
+   * @param name short name ({@code kinference-paper})
+   * @param description what it reproduces and how it is scaled
+   * @param fleet servers and what routers see
+   * @param workloads workloads and their sweeps
+   * @param window measurement window of each run
+   * @param slo the objective goodput counts against
+   * @param routers routers to compare (see {@link Routers})
+   */
+  public record Scenario(String name, String description, VirtualFleet.Settings fleet, List<WorkloadSpec> workloads,
+      VirtualFleet.Window window, Slo slo, List<String> routers) {
+    public Scenario {
+      workloads = List.copyOf(workloads);
+      routers = List.copyOf(routers);
+      if (workloads.isEmpty() || routers.isEmpty()) {
+        throw new IllegalArgumentException("a scenario needs workloads and routers");
+      }
+      for (String r : routers) {
+        Routers.create(r, 0);
+      }
+    }
+
+    /** This scenario with other routers. */
+    public Scenario withRouters(List<String> newRouters) {
+      return new Scenario(name, description, fleet, workloads, window, slo, newRouters);
+    }
+
+    /** This scenario with another window. */
+    public Scenario withWindow(VirtualFleet.Window newWindow) {
+      return new Scenario(name, description, fleet, workloads, newWindow, slo, routers);
+    }
+
+    /** This scenario with other fleet settings (seed, delays). */
+    public Scenario withFleet(VirtualFleet.Settings newFleet) {
+      return new Scenario(name, description, newFleet, workloads, window, slo, routers);
+    }
+
+    /** This scenario with only the named workloads. */
+    public Scenario withWorkloads(List<String> names) {
+      List<WorkloadSpec> kept = workloads.stream().filter(w -> names.contains(w.name())).toList();
+      if (kept.isEmpty()) {
+        throw new IllegalArgumentException("no workload named " + names + "; known: "
+            + workloads.stream().map(WorkloadSpec::name).toList());
+      }
+      return new Scenario(name, description, fleet, kept, window, slo, routers);
+    }
+
+    /** This scenario with every workload's sweep replaced. */
+    public Scenario withLoads(List<LoadPattern> loads) {
+      List<WorkloadSpec> changed = workloads.stream()
+          .map(w -> new WorkloadSpec(w.name(), w.factory(), loads)).toList();
+      return new Scenario(name, description, fleet, changed, window, slo, routers);
+    }
+  }
+
+  private Benchmark() {}
+
+  /**
+   * Runs the scenario on {@code threads} threads (runs are independent; results are the same for any thread
+   * count).
+   */
+  public static BenchmarkResult run(Scenario scenario, Progress progress, int threads) {
+    if (threads < 1) {
+      throw new IllegalArgumentException("threads must be positive: " + threads);
+    }
+    long start = System.nanoTime();
+    EngineConfig engine = scenario.fleet().engine().toBuilder().build().config();
+    record Job(WorkloadSpec workload, LoadPattern load, String router) {}
+    List<Job> jobs = new ArrayList<>();
+    for (WorkloadSpec w : scenario.workloads()) {
+      for (LoadPattern load : w.loads()) {
+        for (String r : scenario.routers()) {
+          jobs.add(new Job(w, load, r));
+        }
+      }
+    }
+    VirtualFleet fleet = VirtualFleet.of(scenario.fleet());
+    AtomicInteger done = new AtomicInteger();
+    Object progressLock = new Object();
+    List<RunResult> results = new ArrayList<>();
+    ExecutorService pool = threads == 1 ? null : Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<RunResult>> futures = new ArrayList<>();
+      for (Job job : jobs) {
+        String label = job.workload().name() + " " + job.load().label() + " " + job.router();
+        java.util.concurrent.Callable<RunResult> task = () -> {
+          long seed = scenario.fleet().seed();
+          Workload workload = job.workload().factory().apply(seed);
+          FleetRouter router = Routers.create(job.router(), seed ^ 0x5DEECE66DL);
+          VirtualFleet.Window window = scenario.window();
+          double measureSeconds = window.measure().toNanos() / 1e9;
+          if (job.load() instanceof LoadPattern.Replay replay
+              && workload instanceof dev.kinference.sim.workload.TimedWorkload timed) {
+            measureSeconds = Math.max(measureSeconds, timed.durationNanos() / replay.speedup() / 1e9);
+          }
+          RunResult result = new RunResult(job.router(), job.workload().name(), job.load(), scenario.slo(),
+              measureSeconds);
+          dev.kinference.sim.fleet.RunObserver observer = new dev.kinference.sim.fleet.RunObserver() {
+            @Override
+            public void onRequest(dev.kinference.sim.fleet.CompletedRequest request) {
+              result.onRequest(request);
+            }
+
+            @Override
+            public void onTokenGap(dev.kinference.sim.workload.ClientRequest request, long gapNanos) {
+              result.onTokenGap(request, gapNanos);
+            }
+
+            @Override
+            public void onProgress(long simNanos, long totalNanos) {
+              synchronized (progressLock) {
+                progress.update(done.get(), jobs.size(), label, (double) simNanos / Math.max(1, totalNanos));
+              }
+            }
+          };
+          result.setStats(fleet.run(workload, job.load(), window, router, observer));
+          synchronized (progressLock) {
+            progress.update(done.incrementAndGet() - 1, jobs.size(), label, 1.0);
+          }
+          return result;
+        };
+        if (pool == null) {
+          try {
+            results.add(task.call());
+          } catch (RuntimeException e) {
+            throw e;
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        } else {
+          futures.add(pool.submit(task));
+        }
+      }
+      for (Future<RunResult> f : futures) {
+        try {
+          results.add(f.get());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted", e);
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof RuntimeException re) {
+            throw re;
+          }
+          throw new IllegalStateException(cause);
+        }
+      }
+    } finally {
+      if (pool != null) {
+        pool.shutdownNow();
+      }
+      progress.done();
+    }
+    return new BenchmarkResult(scenario, engine, results, System.nanoTime() - start);
+  }
+}

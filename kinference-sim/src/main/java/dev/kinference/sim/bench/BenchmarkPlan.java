@@ -1,0 +1,99 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.LoadPattern;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What {@code kinference bench} asked for: a named scenario or a trace, with overrides. Turns into a
+ * {@link Benchmark.Scenario}, runs it, prints the table and writes the reports. Immutable.
+ *
+ * @param scenario a name from {@link Scenarios#names()}, ignored when {@code trace} is set
+ * @param trace a Mooncake JSONL trace to replay, or null
+ * @param traceSpeedup replay speed for a trace
+ * @param traceServers servers for a trace replay
+ * @param routers routers to compare, or empty for all
+ * @param workloads workloads to run, or empty for all of the scenario's
+ * @param concurrency closed-loop sweep replacing the scenario's, or empty
+ * @param rates Poisson sweep (requests or sessions per second) replacing the scenario's, or empty
+ * @param warmupSeconds warm-up override, or negative
+ * @param measureSeconds measurement window override, or non-positive
+ * @param seed seed override, or null
+ * @param threads runs in parallel
+ * @param withTenantMix add the tenant-mix workload (Kinference fleet only)
+ * @param outputDir where reports go
+ */
+public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
+    List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
+    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, Path outputDir) {
+
+  public BenchmarkPlan {
+    Objects.requireNonNull(scenario, "scenario");
+    Objects.requireNonNull(outputDir, "outputDir");
+    routers = List.copyOf(routers);
+    workloads = List.copyOf(workloads);
+    concurrency = List.copyOf(concurrency);
+    rates = List.copyOf(rates);
+    if (threads < 1) {
+      throw new IllegalArgumentException("threads must be positive: " + threads);
+    }
+    if (!concurrency.isEmpty() && !rates.isEmpty()) {
+      throw new IllegalArgumentException("give a concurrency sweep or a rate sweep, not both");
+    }
+  }
+
+  /** The scenario with every override applied. */
+  public Benchmark.Scenario toScenario() {
+    Benchmark.Scenario s = trace != null ? Scenarios.trace(trace, traceSpeedup, traceServers)
+        : Scenarios.named(scenario);
+    if (withTenantMix) {
+      List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
+      more.add(Scenarios.tenantMix(s.fleet().engine().servedModelName(), s.workloads().get(0).loads()));
+      s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers());
+    }
+    if (!workloads.isEmpty()) {
+      s = s.withWorkloads(workloads);
+    }
+    if (!concurrency.isEmpty()) {
+      s = s.withLoads(concurrency.stream().<LoadPattern>map(LoadPattern.ClosedLoop::new).toList());
+    }
+    if (!rates.isEmpty()) {
+      s = s.withLoads(rates.stream().<LoadPattern>map(LoadPattern.Poisson::new).toList());
+    }
+    if (!routers.isEmpty()) {
+      s = s.withRouters(routers);
+    }
+    if (warmupSeconds >= 0 || measureSeconds > 0) {
+      VirtualFleet.Window w = s.window();
+      s = s.withWindow(new VirtualFleet.Window(warmupSeconds >= 0 ? Duration.ofSeconds(warmupSeconds) : w.warmup(),
+          measureSeconds > 0 ? Duration.ofSeconds(measureSeconds) : w.measure(), w.drainLimit()));
+    }
+    if (seed != null) {
+      s = s.withFleet(s.fleet().withSeed(seed));
+    }
+    return s;
+  }
+
+  /**
+   * Runs the plan: prints the table to {@code out}, writes JSON, CSV, HTML and text into {@link #outputDir}, and
+   * says where.
+   */
+  public Reports.Written run(PrintStream out, boolean progress) {
+    Benchmark.Scenario s = toScenario();
+    int runs = s.workloads().stream().mapToInt(w -> w.loads().size()).sum() * s.routers().size();
+    out.printf("kinference bench: %s, %d runs (%d routers)%n", s.description(), runs, s.routers().size());
+    BenchmarkResult result = Benchmark.run(s, progress ? new ConsoleProgress(out) : Benchmark.Progress.NONE,
+        threads);
+    out.println(Reports.table(result));
+    Reports.Written written = Reports.writeAll(result, outputDir, s.name());
+    out.println("Report:  " + written.html().toAbsolutePath());
+    out.println("Data:    " + written.json().toAbsolutePath() + ", " + written.csv().toAbsolutePath());
+    return written;
+  }
+}

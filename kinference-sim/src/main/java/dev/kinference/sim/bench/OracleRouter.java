@@ -1,0 +1,81 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.engine.EngineConfig;
+import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.engine.StepCostModel;
+import dev.kinference.sim.fleet.FleetRouter;
+import dev.kinference.sim.fleet.FleetView;
+import dev.kinference.sim.workload.ClientRequest;
+import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The upper bound on cache knowledge: reads each engine's true prefix cache and queue at the instant of routing (no
+ * scrape interval, no event delay, no estimation) and sends the request where its first token is predicted soonest:
+ * the prefill still queued there plus this request's uncached tokens, processed in chunks of the step budget left
+ * by the running decodes, each step timed by the engine's own roofline. Near-ties (within 1%) at random.
+ */
+final class OracleRouter implements FleetRouter {
+
+  private static final double ASSUMED_CONTEXT = 2048;
+
+  private final SplittableRandom random;
+  private @Nullable FleetView fleet;
+
+  OracleRouter(long seed) {
+    this.random = new SplittableRandom(seed);
+  }
+
+  @Override
+  public String name() {
+    return "oracle";
+  }
+
+  @Override
+  public void start(FleetView view) {
+    this.fleet = view;
+  }
+
+  @Override
+  public Decision route(ClientRequest request, long nowNanos) {
+    FleetView view = java.util.Objects.requireNonNull(fleet);
+    int n = view.size();
+    double[] predicted = new double[n];
+    double best = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < n; i++) {
+      SimEngine engine = view.engine(i);
+      engine.advanceTo(Math.max(engine.now(), nowNanos));
+      int cached = engine.cachedPrefixTokens(request.promptTokens(), request.request().lora(),
+          request.request().cacheSalt());
+      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached;
+      predicted[i] = prefillSeconds(engine, work, engine.runningCount());
+      best = Math.min(best, predicted[i]);
+    }
+    int chosen = 0;
+    int ties = 0;
+    for (int i = 0; i < n; i++) {
+      if (predicted[i] <= best * 1.01 + 1e-9 && random.nextInt(++ties) == 0) {
+        chosen = i;
+      }
+    }
+    int server = chosen;
+    return () -> server;
+  }
+
+  /** Seconds to prefill {@code work} tokens beside {@code running} decodes on {@code engine}. */
+  static double prefillSeconds(SimEngine engine, long work, int running) {
+    EngineConfig c = engine.config();
+    StepCostModel cost = engine.costModel();
+    int decodes = Math.min(running, c.maxNumSeqs());
+    int chunk = Math.max(1, c.maxNumBatchedTokens() - decodes);
+    double seconds = 0;
+    long left = Math.max(1, work);
+    while (left > 0) {
+      int n = (int) Math.min(chunk, left);
+      seconds += cost.stepSeconds(decodes + 1, (long) n + decodes, (long) (decodes * ASSUMED_CONTEXT) + n,
+          decodes * ASSUMED_CONTEXT + n * (n + 1) / 2.0);
+      left -= n;
+    }
+    return seconds;
+  }
+}

@@ -1,0 +1,62 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.fleet.FleetRouter;
+import java.util.List;
+
+/** The routers the benchmark knows, by name. */
+public final class Routers {
+
+  /** Ours, with the precise (KV-event) index: the router whose targets the benchmark checks. */
+  public static final String OURS = "kinference-precise";
+  /** Ours, with the approximate index learned from routing decisions. */
+  public static final String OURS_APPROX = "kinference-approx";
+  public static final String RANDOM = "random";
+  public static final String LEAST_REQUEST = "least-request";
+  public static final String ORACLE = "oracle";
+
+  /** Every router, in report order: ours first, the oracle last. */
+  public static final List<String> ALL = List.of(OURS, OURS_APPROX, RANDOM, "round-robin", LEAST_REQUEST,
+      "power-of-two", "sglang-cache-aware", "llm-d-approx", "llm-d-precise", "dynamo-kv", ORACLE);
+
+  private Routers() {}
+
+  /**
+   * A fresh router.
+   *
+   * @throws IllegalArgumentException listing the known names for an unknown one
+   */
+  public static FleetRouter create(String name, long seed) {
+    return switch (name) {
+      case OURS -> new KinferenceRouter(true, seed);
+      case OURS_APPROX -> new KinferenceRouter(false, seed);
+      case RANDOM -> new SimpleRouters.RandomRouter(seed);
+      case "round-robin" -> new SimpleRouters.RoundRobinRouter();
+      case LEAST_REQUEST -> new SimpleRouters.LeastRequestRouter(seed);
+      case "power-of-two" -> new SimpleRouters.PowerOfTwoRouter(seed);
+      case "sglang-cache-aware" -> new SglangCacheAwareRouter();
+      case "llm-d-approx" -> new LlmdRouter(false, seed);
+      case "llm-d-precise" -> new LlmdRouter(true, seed);
+      case "dynamo-kv" -> new DynamoKvRouter(seed);
+      case ORACLE -> new OracleRouter(seed);
+      default -> throw new IllegalArgumentException("unknown router '" + name + "'; known: " + ALL);
+    };
+  }
+
+  /** A one-line description of a router, for reports. */
+  public static String describe(String name) {
+    return switch (name) {
+      case OURS -> "core Router, default profile (predicted TTFT + session affinity), precise index from KV events";
+      case OURS_APPROX -> "core Router, default profile, approximate index learned from its own decisions";
+      case RANDOM -> "uniform random (Kubernetes Service / kube-proxy)";
+      case "round-robin" -> "round robin";
+      case LEAST_REQUEST -> "fewest requests in flight (nginx least_conn)";
+      case "power-of-two" -> "less loaded of two random servers (Envoy LEAST_REQUEST)";
+      case "sglang-cache-aware" -> "SGLang cache_aware: character radix tree, thresholds 64 / 1.5 / 0.3";
+      case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate 64-char prefix blocks";
+      case "llm-d-precise" -> "llm-d default profile (prefix 3, queue 2, kv 2), precise prefix from KV events";
+      case "dynamo-kv" -> "Dynamo KV router: prefill blocks - overlap + decode blocks";
+      case ORACLE -> "oracle: true cache and queue state at routing time";
+      default -> name;
+    };
+  }
+}

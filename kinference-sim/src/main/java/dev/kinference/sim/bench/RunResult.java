@@ -1,0 +1,196 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.fleet.CompletedRequest;
+import dev.kinference.sim.fleet.RunObserver;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.ClientRequest;
+import dev.kinference.sim.workload.LoadPattern;
+import java.util.Arrays;
+import java.util.Objects;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The measurements of one run (one router, one workload, one load point): latency distributions as HdrHistograms
+ * (microseconds, three significant digits), goodput against the SLO, prefix-cache hits, and load spread.
+ *
+ * <p>Filled by the run as a {@link RunObserver}, then read; not thread-safe.
+ */
+public final class RunResult implements RunObserver {
+
+  private static final long HIGHEST_MICROS = 24L * 3600 * 1_000_000;
+
+  private final String router;
+  private final String workload;
+  private final LoadPattern load;
+  private final Slo slo;
+  private final double measureSeconds;
+  private final Histogram ttft = new Histogram(HIGHEST_MICROS, 3);
+  private final Histogram itl = new Histogram(HIGHEST_MICROS, 3);
+  private final Histogram e2e = new Histogram(HIGHEST_MICROS, 3);
+  private long requests;
+  private long finished;
+  private long metSlo;
+  private long promptTokens;
+  private long cachedTokens;
+  private long outputTokens;
+  private long preemptions;
+  private long[] servedPerServer = new long[0];
+  private VirtualFleet.RunStats stats;
+
+  public RunResult(String router, String workload, LoadPattern load, Slo slo, double measureSeconds) {
+    this.router = Objects.requireNonNull(router, "router");
+    this.workload = Objects.requireNonNull(workload, "workload");
+    this.load = Objects.requireNonNull(load, "load");
+    this.slo = Objects.requireNonNull(slo, "slo");
+    this.measureSeconds = measureSeconds;
+    this.stats = new VirtualFleet.RunStats(router, load, 0, 0, 0, 0, new long[0], java.util.List.of());
+  }
+
+  @Override
+  public void onRequest(CompletedRequest r) {
+    requests++;
+    if (servedPerServer.length <= r.server()) {
+      servedPerServer = Arrays.copyOf(servedPerServer, r.server() + 1);
+    }
+    servedPerServer[r.server()]++;
+    if (r.ttftNanos() >= 0) {
+      ttft.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftNanos() / 1000)));
+    }
+    if (r.finished() && r.outcome() != null) {
+      finished++;
+      e2e.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.e2eNanos() / 1000)));
+      promptTokens += r.outcome().promptTokens();
+      cachedTokens += r.outcome().cachedTokens();
+      outputTokens += r.outcome().completionTokens();
+      preemptions += r.outcome().preemptions();
+    }
+    if (slo.isMetBy(r)) {
+      metSlo++;
+    }
+  }
+
+  @Override
+  public void onTokenGap(ClientRequest request, long gapNanos) {
+    itl.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, gapNanos / 1000)));
+  }
+
+  void setStats(VirtualFleet.RunStats stats) {
+    this.stats = stats;
+  }
+
+  public String router() {
+    return router;
+  }
+
+  public String workload() {
+    return workload;
+  }
+
+  public LoadPattern load() {
+    return load;
+  }
+
+  public Slo slo() {
+    return slo;
+  }
+
+  /** TTFT distribution, microseconds (a copy). */
+  public Histogram ttftMicros() {
+    return ttft.copy();
+  }
+
+  /** Inter-token latency distribution, microseconds (a copy). */
+  public Histogram itlMicros() {
+    return itl.copy();
+  }
+
+  /** End-to-end latency distribution, microseconds (a copy). */
+  public Histogram e2eMicros() {
+    return e2e.copy();
+  }
+
+  /** Requests measured. */
+  public long requests() {
+    return requests;
+  }
+
+  /** Measured requests that finished within the run. */
+  public long finished() {
+    return finished;
+  }
+
+  /** Measured requests that met the SLO. */
+  public long metSlo() {
+    return metSlo;
+  }
+
+  /** TTFT percentile in seconds (NaN without data). */
+  public double ttftSeconds(double percentile) {
+    return ttft.getTotalCount() == 0 ? Double.NaN : ttft.getValueAtPercentile(percentile) / 1e6;
+  }
+
+  /** ITL percentile in seconds (NaN without data). */
+  public double itlSeconds(double percentile) {
+    return itl.getTotalCount() == 0 ? Double.NaN : itl.getValueAtPercentile(percentile) / 1e6;
+  }
+
+  /** E2E percentile in seconds (NaN without data). */
+  public double e2eSeconds(double percentile) {
+    return e2e.getTotalCount() == 0 ? Double.NaN : e2e.getValueAtPercentile(percentile) / 1e6;
+  }
+
+  /** Requests per minute that met the SLO. */
+  public double goodputPerMinute() {
+    return metSlo / (measureSeconds / 60);
+  }
+
+  /** Requests per minute that finished. */
+  public double throughputPerMinute() {
+    return finished / (measureSeconds / 60);
+  }
+
+  /** Output tokens per second. */
+  public double outputTokensPerSecond() {
+    return outputTokens / measureSeconds;
+  }
+
+  /** Prompt tokens served from the prefix cache, over all prompt tokens of finished requests. */
+  public double prefixHitRate() {
+    return promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens;
+  }
+
+  public long promptTokens() {
+    return promptTokens;
+  }
+
+  public long cachedTokens() {
+    return cachedTokens;
+  }
+
+  public long preemptions() {
+    return preemptions;
+  }
+
+  public double measureSeconds() {
+    return measureSeconds;
+  }
+
+  /** Measured requests per server. */
+  public long[] requestsPerServer() {
+    return servedPerServer.clone();
+  }
+
+  /** Load spread: the busiest server's share of measured requests over the mean share (1 = perfectly even). */
+  public double loadSpread() {
+    int servers = Math.max(servedPerServer.length, stats.dispatched().length);
+    if (requests == 0 || servers == 0) {
+      return 1;
+    }
+    long max = Arrays.stream(servedPerServer).max().orElse(0);
+    return max / ((double) requests / servers);
+  }
+
+  public VirtualFleet.RunStats stats() {
+    return stats;
+  }
+}

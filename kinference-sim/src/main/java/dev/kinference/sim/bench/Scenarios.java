@@ -1,0 +1,139 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.engine.GpuSpec;
+import dev.kinference.sim.engine.ModelSpec;
+import dev.kinference.sim.fleet.EngineSpec;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.MooncakeTrace;
+import dev.kinference.sim.workload.MultiTurnWorkload;
+import dev.kinference.sim.workload.SharedPrefixWorkload;
+import dev.kinference.sim.workload.TenantMixWorkload;
+import dev.kinference.sim.workload.UniquePromptWorkload;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/** The benchmark's scenarios. */
+public final class Scenarios {
+
+  /** The default seed of every scenario. */
+  public static final long SEED = 20_250_611L;
+
+  private Scenarios() {}
+
+  /** The scenario names {@link #named} knows. */
+  public static List<String> names() {
+    return List.of("kinference-paper", "llm-d", "smoke");
+  }
+
+  /** A scenario by name. */
+  public static Benchmark.Scenario named(String name) {
+    return switch (name) {
+      case "kinference-paper" -> kinferencePaper();
+      case "llm-d" -> llmd();
+      case "smoke" -> smoke();
+      default -> throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + names());
+    };
+  }
+
+  /**
+   * The Kinference experiment's shape: 3 servers, one L40S each, a ~27B model in FP8 (Qwen3.5-27B-like), vLLM
+   * defaults; shared-prefix, multi-turn and unique-prompt workloads swept over closed-loop concurrency 1 to 64.
+   * The shared prefixes (32 groups of 6,000 tokens, 192K tokens) fit in the fleet's combined KV cache (about 3 x 135K
+   * tokens) but not in one server's: the regime in which routing decides whether prompts hit the cache.
+   */
+  public static Benchmark.Scenario kinferencePaper() {
+    EngineSpec engine = EngineSpec.of(GpuSpec.L40S, ModelSpec.QWEN3_5_27B_FP8, 1);
+    String model = engine.servedModelName();
+    List<LoadPattern> sweep = closedLoop(1, 2, 4, 8, 16, 32, 64);
+    return new Benchmark.Scenario("kinference-paper",
+        "Kinference's experiment shape: 3 vLLM servers on one L40S each, Qwen3.5-27B (FP8), closed-loop "
+            + "concurrency sweep; SLO TTFT <= 1 s",
+        VirtualFleet.Settings.of(3, engine, SEED),
+        List.of(
+            new Benchmark.WorkloadSpec("shared-prefix",
+                seed -> new SharedPrefixWorkload(model, 32, 6, 6000, 800, 200, null, seed), sweep),
+            new Benchmark.WorkloadSpec("multi-turn",
+                seed -> new MultiTurnWorkload(model, 4, 1500, 3, 8, 200, 250, Duration.ofSeconds(5), null, seed),
+                sweep),
+            new Benchmark.WorkloadSpec("unique",
+                seed -> new UniquePromptWorkload(model, 2000, 200, null, seed), sweep)),
+        new VirtualFleet.Window(Duration.ofSeconds(60), Duration.ofSeconds(300), Duration.ofSeconds(300)),
+        new Slo(Duration.ofSeconds(1), Duration.ZERO), Routers.ALL);
+  }
+
+  /**
+   * llm-d's precise-prefix experiment (8 pods x 2 H100, Qwen3-32B, 150 groups x 5 users, 6,000-token prefix +
+   * 1,200-token question, 1,000 output tokens, Poisson 3 to 60 QPS) scaled down by 4 to run in minutes: 2 servers of
+   * 2 H100 each, 38 groups x 5 users (so the prefixes again exceed one server's cache, 228K vs 318K tokens... with
+   * the questions), the same prompt and answer lengths, Poisson 0.75 to 15 QPS.
+   */
+  public static Benchmark.Scenario llmd() {
+    EngineSpec engine = EngineSpec.of(GpuSpec.H100, ModelSpec.QWEN3_32B, 2);
+    String model = engine.servedModelName();
+    List<LoadPattern> sweep = List.of(new LoadPattern.Poisson(0.75), new LoadPattern.Poisson(1.5),
+        new LoadPattern.Poisson(3), new LoadPattern.Poisson(6), new LoadPattern.Poisson(10),
+        new LoadPattern.Poisson(15));
+    return new Benchmark.Scenario("llm-d",
+        "llm-d's precise prefix-cache experiment scaled 1/4: 2 servers of 2x H100, Qwen3-32B, 38 groups x 5 users, "
+            + "6,000 + 1,200 tokens in, 1,000 out, Poisson 0.75-15 QPS; SLO TTFT <= 2 s",
+        VirtualFleet.Settings.of(2, engine, SEED),
+        List.of(new Benchmark.WorkloadSpec("shared-prefix",
+            seed -> new SharedPrefixWorkload(model, 38, 5, 6000, 1200, 1000, null, seed), sweep)),
+        new VirtualFleet.Window(Duration.ofSeconds(30), Duration.ofSeconds(180), Duration.ofSeconds(300)),
+        new Slo(Duration.ofSeconds(2), Duration.ZERO), Routers.ALL);
+  }
+
+  /** A small, fast scenario for tests and smoke runs: 3 H100 servers with Qwen3-8B and a small KV cache. */
+  public static Benchmark.Scenario smoke() {
+    EngineSpec engine = EngineSpec.of(GpuSpec.H100, ModelSpec.QWEN3_8B, 1).withNumGpuBlocks(2500);
+    String model = engine.servedModelName();
+    List<LoadPattern> sweep = closedLoop(4, 16);
+    return new Benchmark.Scenario("smoke", "A small fleet for tests: 3x H100, Qwen3-8B, 2,500 KV blocks each",
+        VirtualFleet.Settings.of(3, engine, SEED),
+        List.of(
+            new Benchmark.WorkloadSpec("shared-prefix",
+                seed -> new SharedPrefixWorkload(model, 12, 4, 2000, 200, 50, null, seed), sweep),
+            new Benchmark.WorkloadSpec("multi-turn",
+                seed -> new MultiTurnWorkload(model, 2, 500, 2, 5, 100, 60, Duration.ofSeconds(1), null, seed),
+                sweep),
+            new Benchmark.WorkloadSpec("unique", seed -> new UniquePromptWorkload(model, 800, 50, null, seed),
+                sweep)),
+        new VirtualFleet.Window(Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60)),
+        new Slo(Duration.ofMillis(300), Duration.ZERO), Routers.ALL);
+  }
+
+  /** A tenant mix on the Kinference fleet: shared-prefix, multi-turn and unique tenants at once. */
+  public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep) {
+    return new Benchmark.WorkloadSpec("tenant-mix", seed -> new TenantMixWorkload(List.of(
+        new TenantMixWorkload.Part("docs-bot", 2,
+            new SharedPrefixWorkload(model, 16, 6, 6000, 800, 200, "docs-bot", seed)),
+        new TenantMixWorkload.Part("chat", 2,
+            new MultiTurnWorkload(model, 4, 1500, 3, 8, 200, 250, Duration.ofSeconds(5), "chat", seed + 1)),
+        new TenantMixWorkload.Part("batch", 1, new UniquePromptWorkload(model, 2000, 200, "batch", seed + 2)))),
+        sweep);
+  }
+
+  /**
+   * Replays a Mooncake-format trace on the Kinference fleet (3x L40S, Qwen3.5-27B FP8), prompts cut to the
+   * servers' context, at {@code speedup} times the trace's rate.
+   */
+  public static Benchmark.Scenario trace(Path file, double speedup, int servers) {
+    EngineSpec engine = EngineSpec.of(GpuSpec.L40S, ModelSpec.QWEN3_5_27B_FP8, 1);
+    String model = engine.servedModelName();
+    int maxInput = 32_000;
+    MooncakeTrace probe = MooncakeTrace.read(file, model, maxInput);
+    return new Benchmark.Scenario("trace", "Replay of " + file.getFileName() + " (" + probe.describe() + ") on "
+        + servers + "x L40S, Qwen3.5-27B (FP8), speed x" + speedup + "; SLO TTFT <= 2 s",
+        VirtualFleet.Settings.of(servers, engine, SEED),
+        List.of(new Benchmark.WorkloadSpec("trace", seed -> MooncakeTrace.read(file, model, maxInput),
+            List.of(new LoadPattern.Replay(speedup)))),
+        new VirtualFleet.Window(Duration.ZERO, Duration.ofMillis(1), Duration.ofSeconds(600)),
+        new Slo(Duration.ofSeconds(2), Duration.ZERO), Routers.ALL);
+  }
+
+  static List<LoadPattern> closedLoop(int... concurrencies) {
+    return java.util.Arrays.stream(concurrencies).<LoadPattern>mapToObj(LoadPattern.ClosedLoop::new).toList();
+  }
+}

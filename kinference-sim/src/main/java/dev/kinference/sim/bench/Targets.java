@@ -1,0 +1,95 @@
+package dev.kinference.sim.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The issue's targets for our router, checked on a benchmark result. Each check compares pooled figures over a
+ * workload's sweep: median / p95 TTFT over every measured request of the sweep, peak goodput (the best load point),
+ * and prefix hit rate over all measured prompt tokens.
+ */
+public final class Targets {
+
+  /**
+   * One target.
+   *
+   * @param name what is checked
+   * @param measured the measured value, as text
+   * @param target the target, as text
+   * @param met whether it is met
+   */
+  public record Check(String name, String measured, String target, boolean met) {}
+
+  private Targets() {}
+
+  /** The targets against random, least-request, every comparison router and the oracle, where present. */
+  public static List<Check> evaluate(BenchmarkResult result) {
+    List<Check> checks = new ArrayList<>();
+    List<String> routers = result.routers();
+    String ours = Routers.OURS;
+    if (!routers.contains(ours)) {
+      return checks;
+    }
+    for (String w : result.workloads()) {
+      boolean shared = w.startsWith("shared-prefix");
+      boolean multi = w.startsWith("multi-turn");
+      boolean unique = w.startsWith("unique");
+      if (routers.contains(Routers.RANDOM) && (shared || multi)) {
+        double reduction = 1 - result.pooledTtftSeconds(w, ours, 50) / result.pooledTtftSeconds(w, Routers.RANDOM, 50);
+        double wanted = shared ? 0.95 : 0.65;
+        checks.add(new Check(w + ": median TTFT vs random", pct(reduction) + " lower", ">= " + pct(wanted) + " lower",
+            reduction >= wanted));
+        double ratio = ratio(result.peakGoodput(w, ours), result.peakGoodput(w, Routers.RANDOM));
+        double wantedRatio = shared ? 10 : 4;
+        checks.add(new Check(w + ": peak goodput vs random", times(ratio), ">= " + times(wantedRatio),
+            ratio >= wantedRatio));
+      }
+      if (unique && routers.contains(Routers.LEAST_REQUEST)) {
+        double o = result.pooledTtftSeconds(w, ours, 95);
+        double lr = result.pooledTtftSeconds(w, Routers.LEAST_REQUEST, 95);
+        checks.add(new Check(w + ": p95 TTFT vs least-request", secs(o) + " vs " + secs(lr), "no worse",
+            o <= lr * 1.0001));
+      }
+      for (String other : routers) {
+        if (other.equals(ours) || other.equals(Routers.ORACLE)) {
+          continue;
+        }
+        double g = result.peakGoodput(w, ours);
+        double og = result.peakGoodput(w, other);
+        checks.add(new Check(w + ": peak goodput vs " + other, fmt(g) + " vs " + fmt(og) + " req/min",
+            "at least equal", g >= og));
+      }
+      if (routers.contains(Routers.ORACLE)) {
+        double hit = result.pooledHitRate(w, ours);
+        double oracle = result.pooledHitRate(w, Routers.ORACLE);
+        checks.add(new Check(w + ": prefix hit rate vs oracle", pct(hit) + " vs " + pct(oracle),
+            ">= 90% of the oracle's", hit >= 0.9 * oracle));
+      }
+    }
+    return checks;
+  }
+
+  static double ratio(double a, double b) {
+    if (b == 0) {
+      return a == 0 ? 1 : Double.POSITIVE_INFINITY;
+    }
+    return a / b;
+  }
+
+  static String pct(double v) {
+    return String.format(Locale.ROOT, "%.1f%%", 100 * v);
+  }
+
+  static String times(double v) {
+    return Double.isInfinite(v) ? "inf (the other met the SLO never)" : String.format(Locale.ROOT, "%.2fx", v);
+  }
+
+  static String secs(double v) {
+    return String.format(Locale.ROOT, "%.3f s", v);
+  }
+
+  static String fmt(double v) {
+    return String.format(Locale.ROOT, "%.1f", v);
+  }
+}

@@ -1,0 +1,113 @@
+package dev.kinference.sim.engine;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A model's shape as the roofline and the KV pool see it.
+ *
+ * <p>Linear layers cost {@code 2 x activeParams} FLOPs a token; attention costs {@code 4 x context x qHeads x
+ * headDim} FLOPs a token in each of the {@code kvLayers} layers that keep a KV cache; a step reads the weights once
+ * ({@code weightBytes}) and each scheduled sequence's KV cache. Hybrid models (linear-attention layers beside
+ * attention layers) keep KV only in their attention layers and hold a fixed recurrent state per running sequence.
+ *
+ * @param name display name (also the default served model name)
+ * @param layers transformer layers
+ * @param kvLayers layers with a KV cache (all of them for a dense transformer)
+ * @param hidden hidden size
+ * @param qHeads attention (query) heads
+ * @param kvHeads key/value heads (grouped-query attention)
+ * @param headDim dimension of one attention head
+ * @param ffn feed-forward (intermediate) size
+ * @param vocab vocabulary size
+ * @param params total parameters
+ * @param activeParams parameters used per token (less than {@code params} for mixture-of-experts models)
+ * @param weightDtype the weights' data type; FP8 weights use FP8 tensor cores where the GPU has them
+ * @param weightBytes bytes of weights in memory (quantised models keep some tensors in BF16)
+ * @param kvDtype the KV cache's data type
+ * @param maxModelLen the longest sequence the model accepts
+ * @param stateBytesPerSequence recurrent state held per running sequence (0 for a pure transformer)
+ */
+public record ModelSpec(String name, int layers, int kvLayers, int hidden, int qHeads, int kvHeads, int headDim,
+    int ffn, int vocab, double params, double activeParams, Dtype weightDtype, double weightBytes, Dtype kvDtype,
+    int maxModelLen, long stateBytesPerSequence) {
+
+  /** Qwen3-8B, BF16. */
+  public static final ModelSpec QWEN3_8B = dense("Qwen3-8B", 36, 4096, 32, 8, 128, 12_288, 151_936, 8.2e9, 40_960);
+
+  /** Qwen3-32B, BF16. */
+  public static final ModelSpec QWEN3_32B =
+      dense("Qwen3-32B", 64, 5120, 64, 8, 128, 25_600, 151_936, 32.8e9, 40_960);
+
+  /** Llama-3.1-8B(-Instruct), BF16. */
+  public static final ModelSpec LLAMA_3_1_8B =
+      dense("Llama-3.1-8B", 32, 4096, 32, 8, 128, 14_336, 128_256, 8.03e9, 131_072);
+
+  /** Llama-3.1-70B(-Instruct), BF16. */
+  public static final ModelSpec LLAMA_3_1_70B =
+      dense("Llama-3.1-70B", 80, 8192, 64, 8, 128, 28_672, 128_256, 70.6e9, 131_072);
+
+  /**
+   * A ~27B hybrid model in FP8 shaped like Qwen3.5-27B (the Kinference experiment's model class): 64 layers of which
+   * 16 are full attention (24 query / 4 KV heads of dimension 256, 64 KiB of BF16 KV a token) and 48 linear
+   * attention, about 33 GB of FP8 weights (embeddings stay BF16). The recurrent state of the linear-attention layers
+   * is estimated at 48 MiB a sequence (48 layers x 32 heads x 128 x 128 BF16 values).
+   */
+  public static final ModelSpec QWEN3_5_27B_FP8 = new ModelSpec("Qwen3.5-27B-FP8", 64, 16, 5120, 24, 4, 256,
+      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L << 20);
+
+  public ModelSpec {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(weightDtype, "weightDtype");
+    Objects.requireNonNull(kvDtype, "kvDtype");
+    if (layers < 1 || kvLayers < 1 || kvLayers > layers || hidden < 1 || qHeads < 1 || kvHeads < 1
+        || kvHeads > qHeads || headDim < 1 || ffn < 1 || vocab < 1 || maxModelLen < 16) {
+      throw new IllegalArgumentException("invalid shape for model " + name);
+    }
+    if (!(params > 0) || !(activeParams > 0) || activeParams > params || !(weightBytes > 0)
+        || stateBytesPerSequence < 0) {
+      throw new IllegalArgumentException("invalid size for model " + name);
+    }
+  }
+
+  /** A dense BF16 transformer whose weights take two bytes a parameter. */
+  public static ModelSpec dense(String name, int layers, int hidden, int qHeads, int kvHeads, int headDim, int ffn,
+      int vocab, double params, int maxModelLen) {
+    return new ModelSpec(name, layers, layers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params, params,
+        Dtype.BF16, params * 2, Dtype.BF16, maxModelLen, 0);
+  }
+
+  /** The built-in models. */
+  public static List<ModelSpec> builtIns() {
+    return List.of(QWEN3_8B, QWEN3_32B, LLAMA_3_1_8B, LLAMA_3_1_70B, QWEN3_5_27B_FP8);
+  }
+
+  /** The built-in model with this name (case-insensitive, '-', '_' and '.' ignored). */
+  public static ModelSpec named(String name) {
+    String wanted = GpuSpec.normalise(name).replace(".", "");
+    for (ModelSpec m : builtIns()) {
+      if (GpuSpec.normalise(m.name()).replace(".", "").equals(wanted)) {
+        return m;
+      }
+    }
+    throw new IllegalArgumentException("unknown model '" + name + "'; known: "
+        + builtIns().stream().map(ModelSpec::name).toList());
+  }
+
+  /** KV-cache bytes a token takes across all GPUs: {@code 2 x kvLayers x kvHeads x headDim x dtype}. */
+  public long kvBytesPerToken() {
+    return 2L * kvLayers * kvHeads * headDim * kvDtype.bytes();
+  }
+
+  /** This model with another name (the served model name). */
+  public ModelSpec withName(String newName) {
+    return new ModelSpec(newName, layers, kvLayers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params,
+        activeParams, weightDtype, weightBytes, kvDtype, maxModelLen, stateBytesPerSequence);
+  }
+
+  /** This model with its KV cache in another data type ({@code --kv-cache-dtype fp8}). */
+  public ModelSpec withKvDtype(Dtype dtype) {
+    return new ModelSpec(name, layers, kvLayers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params,
+        activeParams, weightDtype, weightBytes, dtype, maxModelLen, stateBytesPerSequence);
+  }
+}

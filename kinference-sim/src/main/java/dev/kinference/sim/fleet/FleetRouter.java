@@ -1,0 +1,42 @@
+package dev.kinference.sim.fleet;
+
+import dev.kinference.sim.engine.EngineMetrics;
+import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.RequestOutcome;
+import dev.kinference.sim.workload.ClientRequest;
+
+/**
+ * A routing policy under test. The fleet calls it on one thread, in virtual-time order: {@link #start} once, then
+ * {@link #route} for each request, {@link #onMetrics} for each scrape delivered, {@link #onKvEvents} for each event
+ * batch delivered, and the decision's callbacks as the request progresses.
+ */
+public interface FleetRouter {
+
+  /** The name in reports. */
+  String name();
+
+  /** Called once before the run, with the servers. */
+  void start(FleetView fleet);
+
+  /** Chooses the server for {@code request} at {@code nowNanos}. */
+  Decision route(ClientRequest request, long nowNanos);
+
+  /** A scrape of server {@code server}'s metrics, taken at {@code takenAtNanos}, delivered at {@code nowNanos}. */
+  default void onMetrics(int server, EngineMetrics metrics, long takenAtNanos, long nowNanos) {}
+
+  /** A batch of server {@code server}'s KV events, delivered at {@code nowNanos}. */
+  default void onKvEvents(int server, KvEventBatch batch, long nowNanos) {}
+
+  /** Where a request went; told of its first token and its end. */
+  interface Decision {
+
+    /** The chosen server's index. */
+    int server();
+
+    /** The client received the first token at {@code nowNanos}. */
+    default void onFirstToken(long nowNanos) {}
+
+    /** The request ended at {@code nowNanos}. */
+    default void onFinished(RequestOutcome outcome, long nowNanos) {}
+  }
+}
