@@ -1,0 +1,662 @@
+package dev.kinference.vllm.kvevents;
+
+import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.KvEvent;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.vllm.VllmLabels;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZEvent;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
+import org.zeromq.ZMonitor;
+
+/**
+ * Subscribes to one vLLM server's KV-cache events (or one data-parallel rank's) and applies them, in order, to a
+ * {@link CacheIndex} on behalf of one {@link EndpointState}.
+ *
+ * <p>Wire protocol (vllm/distributed/kv_events.py): a SUB socket receives three-frame messages {@code [topic,
+ * seq, payload]}, {@code seq} an unsigned 64-bit big-endian counter starting at 0 per server process, the payload
+ * a msgpack {@code KVEventBatch} ({@link KvEventDecoder}). The optional replay socket is a ROUTER: this subscriber
+ * sends {@code ["", start_seq]} from a DEALER and reads {@code ["", seq, payload]} or {@code ["", topic, seq,
+ * payload]} replies until the end marker (seq {@code ff..ff}, empty payload).
+ *
+ * <p>What happens to the sequence, in order of the checks:
+ * <ol>
+ *   <li>the first message, numbered n &gt; 0, with a replay socket: batches 0..n-1 still buffered by the server are
+ *       replayed first, so a router that starts after its servers learns what they already hold;</li>
+ *   <li>a number not above the last one: the server restarted (its counter starts at 0 again); the endpoint's
+ *       entries are cleared, and with a replay socket what the new process published before this message is
+ *       replayed;</li>
+ *   <li>a number above last + 1: a gap. With a replay socket the missing batches are replayed and applied before
+ *       this message; if the replay fails or the server no longer buffers them, or without a replay socket, the
+ *       endpoint's entries are cleared and rebuilt from the events that follow;</li>
+ *   <li>a frame that is not three frames with an 8-byte sequence is rejected and counted; a payload that does not
+ *       decode is rejected, counted, and (its events being lost) the endpoint's entries are cleared. Every
+ *       rejection is logged with its reason; the subscriber keeps running.</li>
+ * </ol>
+ * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}); ZMTP
+ * heartbeats detect a dead peer. Since a server that restarted meanwhile may already have published past the last
+ * number seen, the first message after a reconnection is treated like a first message: the endpoint's entries are
+ * cleared and rebuilt from what the replay socket still buffers (or from new events).
+ *
+ * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
+ * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
+ */
+public final class KvEventSubscriber implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KvEventSubscriber.class);
+  private static final long NONE = -1;
+  private static final long END_OF_REPLAY = -1;
+
+  /**
+   * Told what the subscriber does, on its thread, in order. Implementations must be quick and must not throw; a
+   * throwing listener is logged and ignored.
+   */
+  public interface Listener {
+    /** A batch was decoded and applied; {@code replayed} if it came from the replay socket. */
+    default void onBatch(EndpointState endpoint, long seq, KvEventBatch batch, boolean replayed) {}
+
+    /** Batches {@code expected} up to {@code received - 1} were missed; {@code repaired} if the replay filled them. */
+    default void onGap(EndpointState endpoint, long expected, long received, boolean repaired) {}
+
+    /** The sequence went back from {@code last} to {@code received}: the server restarted; its entries were cleared. */
+    default void onRestart(EndpointState endpoint, long last, long received) {}
+
+    /** A frame was rejected for {@code reason}. */
+    default void onRejected(EndpointState endpoint, String reason) {}
+  }
+
+  /**
+   * What the subscriber has done so far.
+   *
+   * @param batches batches applied (live and replayed)
+   * @param events events applied
+   * @param blocks blocks named by applied events (stored plus removed)
+   * @param skippedEvents events decoded but not applied (unknown types, other KV-cache groups)
+   * @param gaps gaps in the sequence
+   * @param repairedGaps gaps filled completely through the replay socket
+   * @param replayedBatches batches applied from the replay socket
+   * @param restarts server restarts detected
+   * @param rejectedFrames frames rejected (wrong shape or undecodable payload)
+   * @param resyncs times the endpoint's entries were cleared to resynchronise (gap not repaired, restart, lost batch)
+   * @param rankMismatches batches whose data-parallel rank differed from the configured one (still applied)
+   * @param reconnects connections lost and re-established after at least one batch (each one rebuilds the entries)
+   * @param lastSequence the last sequence number applied, or -1
+   */
+  public record Stats(long batches, long events, long blocks, long skippedEvents, long gaps, long repairedGaps,
+      long replayedBatches, long restarts, long rejectedFrames, long resyncs, long rankMismatches, long reconnects,
+      long lastSequence) {}
+
+  private final EndpointState endpoint;
+  private final CacheIndex index;
+  private final String address;
+  private final @Nullable String replayAddress;
+  private final byte[] topic;
+  private final int dataParallelRank;
+  private final Duration receiveTimeout;
+  private final Duration replayTimeout;
+  private final Duration reconnectMin;
+  private final Duration reconnectMax;
+  private final Duration heartbeat;
+  private final Listener listener;
+  private final @Nullable ZContext sharedContext;
+
+  private final KvEventDecoder decoder = new KvEventDecoder();
+  private volatile boolean running;
+  private @Nullable Thread thread;
+  private @Nullable ZContext ownContext;
+  // Written by the subscriber thread only.
+  private long lastSeq = NONE;
+  // Set when the monitor reports a dropped connection; written and read by the subscriber thread only.
+  private boolean disconnected;
+  private static final AtomicLong MONITORS = new AtomicLong();
+
+  private final AtomicLong batches = new AtomicLong();
+  private final AtomicLong events = new AtomicLong();
+  private final AtomicLong blocks = new AtomicLong();
+  private final AtomicLong skipped = new AtomicLong();
+  private final AtomicLong gaps = new AtomicLong();
+  private final AtomicLong repairedGaps = new AtomicLong();
+  private final AtomicLong replayed = new AtomicLong();
+  private final AtomicLong restarts = new AtomicLong();
+  private final AtomicLong rejected = new AtomicLong();
+  private final AtomicLong resyncs = new AtomicLong();
+  private final AtomicLong rankMismatches = new AtomicLong();
+  private final AtomicLong reconnects = new AtomicLong();
+  private final AtomicLong lastApplied = new AtomicLong(NONE);
+
+  private KvEventSubscriber(Builder b, String address) {
+    this.endpoint = b.endpoint;
+    this.index = b.index;
+    this.address = address;
+    this.replayAddress = b.replayAddress == null ? null : VllmLabels.offsetPort(b.replayAddress, b.portOffset);
+    this.topic = b.topic.getBytes(StandardCharsets.UTF_8);
+    this.dataParallelRank = b.dataParallelRank;
+    this.receiveTimeout = b.receiveTimeout;
+    this.replayTimeout = b.replayTimeout;
+    this.reconnectMin = b.reconnectMin;
+    this.reconnectMax = b.reconnectMax;
+    this.heartbeat = b.heartbeat;
+    this.listener = b.listener;
+    this.sharedContext = b.context;
+  }
+
+  /** A builder for a subscriber applying {@code endpoint}'s events to {@code index}. */
+  public static Builder builder(EndpointState endpoint, CacheIndex index) {
+    return new Builder(endpoint, index);
+  }
+
+  /** The endpoint whose events this subscriber applies. */
+  public EndpointState endpoint() {
+    return endpoint;
+  }
+
+  /** The publisher address subscribed to (after the data-parallel port offset). */
+  public String address() {
+    return address;
+  }
+
+  /** The replay address (after the port offset), or null. */
+  public @Nullable String replayAddress() {
+    return replayAddress;
+  }
+
+  /** Starts the subscriber thread; at most once. */
+  public synchronized KvEventSubscriber start() {
+    if (thread != null) {
+      throw new IllegalStateException("already started");
+    }
+    running = true;
+    Thread t = new Thread(this::run, "kv-events-" + endpoint.id());
+    t.setDaemon(true);
+    thread = t;
+    t.start();
+    return this;
+  }
+
+  /** Whether the thread is running. */
+  public boolean isRunning() {
+    Thread t = thread;
+    return running && t != null && t.isAlive();
+  }
+
+  /** Asks the thread to stop without waiting for it. Idempotent. */
+  public void stop() {
+    running = false;
+  }
+
+  /** Stops the thread and waits for it (up to a few receive timeouts). Idempotent. */
+  @Override
+  public void close() {
+    running = false;
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    if (t != null && t != Thread.currentThread()) {
+      try {
+        t.join(Math.max(2000, 10 * receiveTimeout.toMillis()));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  public Stats stats() {
+    return new Stats(batches.get(), events.get(), blocks.get(), skipped.get(), gaps.get(), repairedGaps.get(),
+        replayed.get(), restarts.get(), rejected.get(), resyncs.get(), rankMismatches.get(), reconnects.get(),
+        lastApplied.get());
+  }
+
+  private ZContext context() {
+    ZContext c = sharedContext;
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      ZContext own = ownContext;
+      if (own == null) {
+        own = new ZContext(1);
+        own.setLinger(0);
+        ownContext = own;
+      }
+      return own;
+    }
+  }
+
+  private void run() {
+    long backoff = reconnectMin.toMillis();
+    try {
+      while (running) {
+        ZMQ.Socket socket = null;
+        ZMQ.Socket monitor = null;
+        try {
+          socket = context().createSocket(SocketType.SUB);
+          socket.setLinger(0);
+          socket.setRcvHWM(100_000);
+          socket.setReceiveTimeOut((int) receiveTimeout.toMillis());
+          socket.setReconnectIVL((int) reconnectMin.toMillis());
+          socket.setReconnectIVLMax((int) reconnectMax.toMillis());
+          socket.setHeartbeatIvl((int) heartbeat.toMillis());
+          socket.setHeartbeatTimeout((int) (3 * heartbeat.toMillis()));
+          String monitorAddress = "inproc://kv-events-monitor-" + MONITORS.incrementAndGet();
+          socket.monitor(monitorAddress, ZMQ.EVENT_DISCONNECTED);
+          monitor = context().createSocket(SocketType.PAIR);
+          monitor.setLinger(0);
+          monitor.connect(monitorAddress);
+          socket.connect(address);
+          socket.subscribe(topic);
+          LOG.debug("subscribed to KV events of {} at {}", endpoint.id(), address);
+          receiveLoop(socket, monitor);
+          backoff = reconnectMin.toMillis();
+        } catch (ZMQException | IllegalStateException e) {
+          if (!running) {
+            break;
+          }
+          LOG.warn("KV-event socket of {} at {} failed ({}); reconnecting in {} ms", endpoint.id(), address,
+              e.toString(), backoff);
+          sleep(backoff);
+          backoff = Math.min(reconnectMax.toMillis(), backoff * 2);
+        } finally {
+          if (socket != null) {
+            socket.close();
+          }
+          if (monitor != null) {
+            monitor.close();
+          }
+        }
+      }
+    } finally {
+      synchronized (this) {
+        ZContext own = ownContext;
+        if (own != null) {
+          own.close();
+          ownContext = null;
+        }
+      }
+    }
+  }
+
+  private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
+    List<byte[]> frames = new ArrayList<>(4);
+    while (running) {
+      byte[] first = socket.recv(0);
+      for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
+        if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
+          disconnected = true;
+        }
+      }
+      if (first == null) {
+        continue;
+      }
+      frames.clear();
+      frames.add(first);
+      while (socket.hasReceiveMore()) {
+        frames.add(socket.recv(0));
+      }
+      try {
+        onMessage(frames);
+      } catch (RuntimeException e) {
+        // A bug in an index or listener must not kill the subscriber: resynchronise and carry on.
+        LOG.error("applying KV events of {} failed; clearing its entries", endpoint.id(), e);
+        resync();
+      }
+    }
+  }
+
+  private void onMessage(List<byte[]> frames) {
+    if (frames.size() != 3) {
+      reject("expected 3 frames [topic, seq, payload], got " + frames.size());
+      return;
+    }
+    byte[] seqBytes = frames.get(1);
+    if (seqBytes.length != 8) {
+      reject("sequence frame has " + seqBytes.length + " bytes, expected 8");
+      return;
+    }
+    long seq = toLong(seqBytes);
+    if (seq == END_OF_REPLAY) {
+      reject("live message carries the end-of-replay sequence");
+      return;
+    }
+    if (disconnected) {
+      disconnected = false;
+      if (lastSeq != NONE) {
+        // The server may have restarted meanwhile and published past our last number: its numbers prove
+        // nothing now. Rebuild as a new subscriber would: clear, then replay what the server still buffers.
+        long last = lastSeq;
+        reconnects.incrementAndGet();
+        if (Long.compareUnsigned(seq, last) <= 0) {
+          restarts.incrementAndGet();
+          notifyListener(() -> listener.onRestart(endpoint, last, seq));
+        }
+        LOG.info("KV-event connection of {} was lost and re-established at sequence {}; rebuilding its entries",
+            endpoint.id(), Long.toUnsignedString(seq));
+        resync();
+        lastSeq = NONE;
+      }
+    }
+    if (lastSeq == NONE) {
+      if (seq != 0 && replayAddress != null) {
+        replay(0, seq);
+      }
+    } else if (Long.compareUnsigned(seq, lastSeq) <= 0) {
+      long last = lastSeq;
+      restarts.incrementAndGet();
+      LOG.info("KV-event sequence of {} went from {} to {}: server restarted; clearing its entries", endpoint.id(),
+          Long.toUnsignedString(last), Long.toUnsignedString(seq));
+      resync();
+      notifyListener(() -> listener.onRestart(endpoint, last, seq));
+      if (seq != 0 && replayAddress != null) {
+        replay(0, seq);
+      }
+    } else if (seq != lastSeq + 1) {
+      long expected = lastSeq + 1;
+      gaps.incrementAndGet();
+      boolean repaired = replayAddress != null && replay(expected, seq);
+      if (repaired) {
+        repairedGaps.incrementAndGet();
+      } else {
+        LOG.warn("KV events {}..{} of {} were lost{}; clearing its entries to rebuild from new events",
+            Long.toUnsignedString(expected), Long.toUnsignedString(seq - 1), endpoint.id(),
+            replayAddress == null ? " (no replay socket)" : " and could not be replayed");
+        resync();
+      }
+      notifyListener(() -> listener.onGap(endpoint, expected, seq, repaired));
+    }
+    apply(seq, frames.get(2), false);
+  }
+
+  /**
+   * Replays batches {@code [from, to)} and applies them. Returns whether every one of them was applied; on a hole
+   * the entries are cleared first and the remaining batches applied on top.
+   */
+  private boolean replay(long from, long to) {
+    String where = Objects.requireNonNull(replayAddress);
+    ZMQ.Socket dealer = null;
+    boolean complete = true;
+    long next = from;
+    try {
+      dealer = context().createSocket(SocketType.DEALER);
+      dealer.setLinger(0);
+      dealer.setReceiveTimeOut((int) replayTimeout.toMillis());
+      dealer.connect(where);
+      dealer.sendMore(new byte[0]);
+      dealer.send(toBytes(from));
+      List<byte[]> frames = new ArrayList<>(5);
+      while (running) {
+        byte[] first = dealer.recv(0);
+        if (first == null) {
+          LOG.warn("replay of KV events {}.. of {} from {} timed out after {}", Long.toUnsignedString(from),
+              endpoint.id(), where, replayTimeout);
+          return false;
+        }
+        frames.clear();
+        frames.add(first);
+        while (dealer.hasReceiveMore()) {
+          frames.add(dealer.recv(0));
+        }
+        if (!frames.isEmpty() && frames.get(0).length == 0) {
+          frames.remove(0);
+        }
+        // [seq, payload] (older servers) or [topic, seq, payload] (newer)
+        if (frames.size() != 2 && frames.size() != 3) {
+          reject("replay reply has " + frames.size() + " frames, expected [seq, payload] or [topic, seq, payload]");
+          return false;
+        }
+        byte[] seqBytes = frames.get(frames.size() - 2);
+        if (seqBytes.length != 8) {
+          reject("replay sequence frame has " + seqBytes.length + " bytes, expected 8");
+          return false;
+        }
+        long seq = toLong(seqBytes);
+        if (seq == END_OF_REPLAY) {
+          break;
+        }
+        if (Long.compareUnsigned(seq, next) < 0 || Long.compareUnsigned(seq, to) >= 0) {
+          continue;
+        }
+        if (seq != next) {
+          // The server no longer buffers next..seq-1.
+          complete = false;
+          resync();
+        }
+        apply(seq, frames.get(frames.size() - 1), true);
+        next = seq + 1;
+      }
+      if (next != to) {
+        if (complete) {
+          resync();
+        }
+        complete = false;
+      }
+      return complete && running;
+    } catch (ZMQException e) {
+      LOG.warn("replay of KV events of {} from {} failed: {}", endpoint.id(), where, e.toString());
+      return false;
+    } finally {
+      if (dealer != null) {
+        dealer.close();
+      }
+    }
+  }
+
+  private void apply(long seq, byte[] payload, boolean fromReplay) {
+    lastSeq = seq;
+    KvEventBatch batch;
+    try {
+      batch = decoder.decode(payload);
+    } catch (KvEventFormatException e) {
+      reject("batch " + Long.toUnsignedString(seq) + " does not decode: " + e.getMessage());
+      // Its events are lost: what the index holds for this endpoint can no longer be trusted.
+      resync();
+      lastApplied.set(seq);
+      return;
+    }
+    if (dataParallelRank >= 0 && batch.dataParallelRank() >= 0 && batch.dataParallelRank() != dataParallelRank) {
+      if (rankMismatches.incrementAndGet() == 1) {
+        LOG.warn("KV events at {} come from data-parallel rank {}, but endpoint {} is rank {}", address,
+            batch.dataParallelRank(), endpoint.id(), dataParallelRank);
+      }
+    }
+    long n = 0;
+    for (KvEvent e : batch.events()) {
+      index.onEvent(endpoint, e);
+      n += blockCount(e);
+    }
+    batches.incrementAndGet();
+    events.addAndGet(batch.events().size());
+    blocks.addAndGet(n);
+    skipped.addAndGet(batch.skippedEvents());
+    if (fromReplay) {
+      replayed.incrementAndGet();
+    }
+    lastApplied.set(seq);
+    notifyListener(() -> listener.onBatch(endpoint, seq, batch, fromReplay));
+  }
+
+  private static int blockCount(KvEvent e) {
+    return switch (e) {
+      case KvEvent.BlockStored s -> s.blockHashes().length;
+      case KvEvent.BlockRemoved r -> r.blockHashes().length;
+      case KvEvent.AllBlocksCleared c -> 0;
+    };
+  }
+
+  private void resync() {
+    resyncs.incrementAndGet();
+    index.onEvent(endpoint, new KvEvent.AllBlocksCleared());
+  }
+
+  private void reject(String reason) {
+    long n = rejected.incrementAndGet();
+    if (n <= 10 || Long.bitCount(n) == 1) {
+      LOG.warn("rejected a KV-event frame from {} ({} so far): {}", endpoint.id(), n, reason);
+    }
+    notifyListener(() -> listener.onRejected(endpoint, reason));
+  }
+
+  private void notifyListener(Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      LOG.warn("KV-event listener failed", e);
+    }
+  }
+
+  private void sleep(long millis) {
+    long end = System.nanoTime() + millis * 1_000_000;
+    while (running && System.nanoTime() < end) {
+      try {
+        Thread.sleep(Math.min(50, millis));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        running = false;
+      }
+    }
+  }
+
+  static long toLong(byte[] b) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (b[i] & 0xff);
+    }
+    return v;
+  }
+
+  static byte[] toBytes(long v) {
+    byte[] b = new byte[8];
+    for (int i = 7; i >= 0; i--) {
+      b[i] = (byte) v;
+      v >>>= 8;
+    }
+    return b;
+  }
+
+  /** Builds a {@link KvEventSubscriber}; not thread-safe. */
+  public static final class Builder {
+    private final EndpointState endpoint;
+    private final CacheIndex index;
+    private @Nullable String address;
+    private @Nullable String replayAddress;
+    private String topic = "";
+    private int portOffset;
+    private int dataParallelRank = -1;
+    private Duration receiveTimeout = Duration.ofMillis(100);
+    private Duration replayTimeout = Duration.ofSeconds(2);
+    private Duration reconnectMin = Duration.ofMillis(100);
+    private Duration reconnectMax = Duration.ofSeconds(5);
+    private Duration heartbeat = Duration.ofSeconds(1);
+    private Listener listener = new Listener() {};
+    private @Nullable ZContext context;
+
+    private Builder(EndpointState endpoint, CacheIndex index) {
+      this.endpoint = Objects.requireNonNull(endpoint, "endpoint");
+      this.index = Objects.requireNonNull(index, "index");
+    }
+
+    /** The publisher's address, such as {@code tcp://10.0.0.7:5557} (required). */
+    public Builder address(String address) {
+      this.address = requireZmqAddress(address);
+      return this;
+    }
+
+    /** The replay ROUTER socket's address, or null for none (the default). */
+    public Builder replayAddress(@Nullable String replayAddress) {
+      this.replayAddress = replayAddress == null ? null : requireZmqAddress(replayAddress);
+      return this;
+    }
+
+    /** The topic prefix to subscribe to; default empty (every message). */
+    public Builder topic(String topic) {
+      this.topic = Objects.requireNonNull(topic, "topic");
+      return this;
+    }
+
+    /**
+     * Subscribes to data-parallel rank {@code rank}: both addresses' ports move up by the rank, as vLLM's
+     * publishers do, and batches are expected to carry this rank.
+     */
+    public Builder dataParallelRank(int rank) {
+      if (rank < 0) {
+        throw new IllegalArgumentException("rank must not be negative: " + rank);
+      }
+      this.dataParallelRank = rank;
+      this.portOffset = rank;
+      return this;
+    }
+
+    /** How long one receive waits before checking for shutdown; default 100 ms. */
+    public Builder receiveTimeout(Duration timeout) {
+      this.receiveTimeout = positive(timeout, "receiveTimeout");
+      return this;
+    }
+
+    /** How long to wait for each replay reply before giving up and resynchronising; default 2 s. */
+    public Builder replayTimeout(Duration timeout) {
+      this.replayTimeout = positive(timeout, "replayTimeout");
+      return this;
+    }
+
+    /** Reconnection backoff: first delay and cap (doubling in between); default 100 ms and 5 s. */
+    public Builder reconnect(Duration min, Duration max) {
+      positive(min, "min");
+      positive(max, "max");
+      if (max.compareTo(min) < 0) {
+        throw new IllegalArgumentException("max " + max + " is below min " + min);
+      }
+      this.reconnectMin = min;
+      this.reconnectMax = max;
+      return this;
+    }
+
+    /** ZMTP heartbeat interval (a peer silent for three intervals is dropped and reconnected); default 1 s. */
+    public Builder heartbeat(Duration interval) {
+      this.heartbeat = positive(interval, "heartbeat");
+      return this;
+    }
+
+    public Builder listener(Listener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** A ZeroMQ context to share with other subscribers; by default each subscriber has its own. */
+    Builder context(@Nullable ZContext context) {
+      this.context = context;
+      return this;
+    }
+
+    public KvEventSubscriber build() {
+      if (address == null) {
+        throw new IllegalStateException("address is required");
+      }
+      return new KvEventSubscriber(this, VllmLabels.offsetPort(address, portOffset));
+    }
+
+    private static String requireZmqAddress(String address) {
+      Objects.requireNonNull(address, "address");
+      if (!address.matches("(tcp|ipc|inproc)://.+")) {
+        throw new IllegalArgumentException("not a ZeroMQ address (tcp://host:port): " + address);
+      }
+      return address;
+    }
+
+    private static Duration positive(Duration d, String what) {
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(what + " must be positive: " + d);
+      }
+      return d;
+    }
+  }
+}

@@ -1,0 +1,346 @@
+package dev.kinference.vllm.kvevents;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kinference.cache.KvEvent;
+import dev.kinference.cache.PreciseCacheIndex;
+import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Fleet;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Against a real ZeroMQ PUB/ROUTER publisher on loopback. */
+class KvEventSubscriberTest {
+
+  static final String MODEL = "Qwen/Qwen3-8B";
+  static final int BLOCK = 4;
+
+  final List<AutoCloseable> closeables = new ArrayList<>();
+  final Fleet fleet = Fleet.create();
+  final PreciseCacheIndex index = new PreciseCacheIndex();
+  final Random random = new Random(42);
+  final List<String> rejections = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  EndpointState endpoint(String id) {
+    fleet.addListener(index);
+    fleet.setEndpoints(List.of(Endpoint.of(id, "http://127.0.0.1:1", MODEL)));
+    return fleet.get(id);
+  }
+
+  TestKvPublisher publisher(boolean replay, boolean topicInReplay) {
+    TestKvPublisher p = new TestKvPublisher("kv@pod@" + MODEL, replay, topicInReplay);
+    closeables.add(p);
+    return p;
+  }
+
+  KvEventSubscriber subscribe(EndpointState state, TestKvPublisher p, boolean replay) {
+    KvEventSubscriber s = KvEventSubscriber.builder(state, index)
+        .address(p.address())
+        .replayAddress(replay ? p.replayAddress() : null)
+        .topic("kv@pod@")
+        .receiveTimeout(Duration.ofMillis(20))
+        .listener(new KvEventSubscriber.Listener() {
+          @Override
+          public void onRejected(EndpointState endpoint, String reason) {
+            rejections.add(reason);
+          }
+        })
+        .build()
+        .start();
+    closeables.add(s);
+    return s;
+  }
+
+  /** Publishes a no-op batch until the subscriber has seen one, so that later messages are not lost to joining. */
+  static void handshake(TestKvPublisher p, KvEventSubscriber s, KvEventEncoder enc) {
+    long before = s.stats().batches();
+    Await.until("subscription", () -> {
+      p.publish(enc.encode(0, List.of(), -1));
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return s.stats().batches() > before;
+    });
+  }
+
+  int[] prompt() {
+    int prefix = random.nextInt(4);
+    int prefixBlocks = 2 + prefix * 3;
+    int suffixBlocks = random.nextInt(4);
+    int[] tokens = new int[(prefixBlocks + suffixBlocks) * BLOCK + random.nextInt(BLOCK)];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = i < prefixBlocks * BLOCK ? 1000 * prefix + i : random.nextInt(150_000);
+    }
+    return tokens;
+  }
+
+  void workload(TestKvPublisher p, FakeEnginePool pool, KvEventEncoder enc, int requests) {
+    for (int i = 0; i < requests; i++) {
+      List<KvEvent> events = pool.process(prompt());
+      p.publish(enc.encode(i, events, 0));
+    }
+  }
+
+  static void awaitApplied(KvEventSubscriber s, TestKvPublisher p) {
+    long last = p.nextSeq() - 1;
+    Await.until("sequence " + last, () -> s.stats().lastSequence() == last, () -> s.stats().toString());
+  }
+
+  @ParameterizedTest
+  @EnumSource(KvEventEncoder.Layout.class)
+  void indexEqualsTheServersBlockPoolAfterAWorkload(KvEventEncoder.Layout layout) {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(false, false);
+    KvEventSubscriber s = subscribe(state, p, false);
+    KvEventEncoder enc = KvEventEncoder.of(layout);
+    handshake(p, s, enc);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+
+    workload(p, pool, enc, 300);
+    awaitApplied(s, p);
+
+    pool.assertIndexEquals(index, state);
+    assertThat(s.stats().gaps()).isZero();
+    assertThat(s.stats().resyncs()).isZero();
+    assertThat(index.stats().orphanedBlocks()).isZero();
+    assertThat(pool.contents()).isNotEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aDroppedRangeOfEventsIsReplayed(boolean topicInReplay) {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, topicInReplay);
+    KvEventSubscriber s = subscribe(state, p, true);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    handshake(p, s, enc);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 20);
+
+    for (int i = 0; i < 15; i++) {
+      p.publishLost(enc.encode(i, pool.process(prompt()), 0));
+    }
+    workload(p, pool, enc, 20);
+    awaitApplied(s, p);
+
+    pool.assertIndexEquals(index, state);
+    assertThat(s.stats().gaps()).isEqualTo(s.stats().repairedGaps()).isPositive();
+    assertThat(s.stats().replayedBatches()).isGreaterThanOrEqualTo(15);
+    assertThat(s.stats().resyncs()).isZero();
+  }
+
+  @Test
+  void aSubscriberThatJoinsLateReplaysWhatTheServerStillBuffers() {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, true);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 50);
+
+    KvEventSubscriber s = subscribe(state, p, true);
+    Await.until("subscription", () -> {
+      p.publish(enc.encode(0, List.of(), 0));
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return s.stats().batches() > 0;
+    });
+    awaitApplied(s, p);
+
+    pool.assertIndexEquals(index, state);
+    assertThat(s.stats().replayedBatches()).isGreaterThanOrEqualTo(50);
+  }
+
+  @Test
+  void aGapWithoutReplayDropsTheEndpointsEntriesAndRebuildsFromNewEvents() {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(false, false);
+    KvEventSubscriber s = subscribe(state, p, false);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.ARRAY);
+    handshake(p, s, enc);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 30);
+    awaitApplied(s, p);
+    pool.assertIndexEquals(index, state);
+
+    p.publishLost(enc.encode(0, pool.process(prompt()), 0));
+    // The server clears its cache (as after a reset), so the rebuilt index can be compared exactly.
+    pool.clear();
+    p.publish(enc.encode(0, List.of(new KvEvent.AllBlocksCleared()), 0));
+    workload(p, pool, enc, 30);
+    awaitApplied(s, p);
+
+    assertThat(s.stats().gaps()).isEqualTo(1);
+    assertThat(s.stats().repairedGaps()).isZero();
+    assertThat(s.stats().resyncs()).isEqualTo(1);
+    pool.assertIndexEquals(index, state);
+  }
+
+  @Test
+  void anUnrepairableGapLeavesOnlyEntriesThatAreTrue() {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, false);
+    KvEventSubscriber s = subscribe(state, p, true);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    handshake(p, s, enc);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 30);
+    awaitApplied(s, p);
+
+    for (int i = 0; i < 10; i++) {
+      p.publishLost(enc.encode(0, pool.process(prompt()), 0));
+    }
+    p.evictReplayBufferBelow(p.nextSeq());
+    workload(p, pool, enc, 30);
+    awaitApplied(s, p);
+
+    assertThat(s.stats().gaps()).isEqualTo(1);
+    assertThat(s.stats().repairedGaps()).isZero();
+    assertThat(s.stats().resyncs()).isPositive();
+    // Everything the index holds is in the pool under the right key; it may hold less than the pool.
+    var contents = pool.contents();
+    assertThat(index.blockCount(state)).isPositive().isLessThanOrEqualTo(contents.size());
+    contents.forEach((hash, key) -> {
+      Long k = index.routerKey(state, hash);
+      if (k != null) {
+        assertThat(k).isEqualTo(key);
+      }
+    });
+  }
+
+  @Test
+  void aKilledAndRestartedServerIsDetectedAndRebuilt() throws Exception {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, true);
+    KvEventSubscriber s = subscribe(state, p, true);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    handshake(p, s, enc);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 40);
+    awaitApplied(s, p);
+    pool.assertIndexEquals(index, state);
+
+    p.restart();
+    FakeEnginePool fresh = new FakeEnginePool(MODEL, BLOCK, 40);
+    // Until the subscriber has reconnected, what the new process publishes is only in its replay buffer.
+    Await.until("reconnect after restart", () -> {
+      p.publish(enc.encode(0, fresh.process(prompt()), 0));
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return s.stats().restarts() > 0;
+    });
+    workload(p, fresh, enc, 20);
+    awaitApplied(s, p);
+
+    assertThat(s.stats().restarts()).isEqualTo(1);
+    fresh.assertIndexEquals(index, state);
+  }
+
+  @Test
+  void truncatedAndGarbageFramesAreRejectedAndTheSubscriberKeepsRunning() {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(false, false);
+    KvEventSubscriber s = subscribe(state, p, false);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    handshake(p, s, enc);
+    byte[] topic = "kv@pod@x".getBytes(StandardCharsets.UTF_8);
+    byte[] valid = enc.encode(1, List.of(new KvEvent.BlockStored(new long[] {1, 2}, null, new int[] {1, 2, 3, 4,
+        5, 6, 7, 8}, BLOCK, null, KvEvent.Medium.GPU, null)), 0);
+
+    p.sendRaw(topic, KvEventSubscriber.toBytes(p.nextSeq()));                 // two frames
+    p.sendRaw(topic, new byte[] {0, 1, 2}, valid);                             // 3-byte sequence
+    long seq = p.publish(java.util.Arrays.copyOf(valid, valid.length - 5));    // truncated payload
+    p.publish("not msgpack at all".getBytes(StandardCharsets.US_ASCII));       // garbage payload
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 20);
+    awaitApplied(s, p);
+
+    assertThat(s.isRunning()).isTrue();
+    assertThat(s.stats().rejectedFrames()).isEqualTo(4);
+    assertThat(rejections).hasSize(4);
+    assertThat(rejections.get(0)).contains("expected 3 frames");
+    assertThat(rejections.get(1)).contains("sequence frame has 3 bytes");
+    assertThat(rejections.get(2)).contains("batch " + seq + " does not decode").contains("truncated");
+    assertThat(rejections.get(3)).contains("does not decode");
+    pool.assertIndexEquals(index, state);
+  }
+
+  @Test
+  void dataParallelRanksSubscribeOnPortOffsets() throws Exception {
+    TestKvPublisher rank0 = null;
+    TestKvPublisher rank1 = null;
+    for (int attempt = 0; rank1 == null; attempt++) {
+      TestKvPublisher p0 = publisher(false, false);
+      try {
+        rank1 = new TestKvPublisher("kv@pod@" + MODEL, false, false, p0.port() + 1);
+        closeables.add(rank1);
+        rank0 = p0;
+      } catch (RuntimeException portTaken) {
+        if (attempt > 20) {
+          throw portTaken;
+        }
+      }
+    }
+    fleet.addListener(index);
+    String base = rank0.address();
+    fleet.setEndpoints(List.of(
+        Endpoint.of("vllm-0#dp0", "http://127.0.0.1:1", MODEL)
+            .withLabel(dev.kinference.vllm.VllmLabels.KV_EVENTS, base)
+            .withLabel(dev.kinference.vllm.VllmLabels.DATA_PARALLEL_RANK, "0"),
+        Endpoint.of("vllm-0#dp1", "http://127.0.0.1:1", MODEL)
+            .withLabel(dev.kinference.vllm.VllmLabels.KV_EVENTS, base)
+            .withLabel(dev.kinference.vllm.VllmLabels.DATA_PARALLEL_RANK, "1")));
+    KvEventSubscriptions subs = KvEventSubscriptions.create(index, 0,
+        b -> b.receiveTimeout(Duration.ofMillis(20))).attach(fleet);
+    closeables.add(subs);
+    assertThat(subs.subscriber("vllm-0#dp1").address()).isEqualTo(rank1.address());
+
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    FakeEnginePool pool0 = new FakeEnginePool(MODEL, BLOCK, 40);
+    FakeEnginePool pool1 = new FakeEnginePool(MODEL, BLOCK, 40);
+    KvEventSubscriber s0 = subs.subscriber("vllm-0#dp0");
+    KvEventSubscriber s1 = subs.subscriber("vllm-0#dp1");
+    handshake(rank0, s0, enc);
+    handshake(rank1, s1, enc);
+    for (int i = 0; i < 30; i++) {
+      rank0.publish(enc.encode(i, pool0.process(prompt()), 0));
+      rank1.publish(enc.encode(i, pool1.process(prompt()), 1));
+    }
+    awaitApplied(s0, rank0);
+    awaitApplied(s1, rank1);
+
+    pool0.assertIndexEquals(index, fleet.get("vllm-0#dp0"));
+    pool1.assertIndexEquals(index, fleet.get("vllm-0#dp1"));
+    assertThat(s1.stats().rankMismatches()).isZero();
+
+    EndpointState leaving = fleet.get("vllm-0#dp1");
+    fleet.setEndpoints(List.of(fleet.get("vllm-0#dp0").endpoint()));
+    assertThat(subs.subscriber("vllm-0#dp1")).isNull();
+    Await.until("subscriber stopped", () -> !s1.isRunning());
+    assertThat(index.blockCount(leaving)).isZero();
+  }
+}
