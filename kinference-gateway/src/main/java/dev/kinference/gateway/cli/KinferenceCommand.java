@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
     subcommands = {
         CommandLine.HelpCommand.class,
         BenchCommand.class,
+        CheckCommand.class,
         InspectCommand.class,
     })
 public final class KinferenceCommand implements Runnable {

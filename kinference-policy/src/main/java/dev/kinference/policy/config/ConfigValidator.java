@@ -1,0 +1,496 @@
+package dev.kinference.policy.config;
+
+import dev.kinference.policy.model.ExternalProvider;
+import dev.kinference.policy.model.FallbackRef;
+import dev.kinference.policy.model.InferencePolicy;
+import dev.kinference.policy.model.InferencePolicy.Action;
+import dev.kinference.policy.model.InferencePolicy.Match;
+import dev.kinference.policy.model.InferencePolicy.PoolCondition;
+import dev.kinference.policy.model.InferencePolicy.Range;
+import dev.kinference.policy.model.InferencePool;
+import dev.kinference.policy.model.ModelAlias;
+import dev.kinference.policy.model.Resource;
+import dev.kinference.policy.model.Tenant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The checks that need every resource: duplicate names, references that do not resolve, alias and fallback cycles,
+ * tenants' keys and headers that identify two tenants, and rules shadowed by earlier rules. References to a
+ * resource that exists but has errors of its own are not reported again. Not thread-safe; one per build.
+ */
+final class ConfigValidator {
+
+  private final List<Parsed> docs;
+  private final List<Problem> out;
+  private final Map<String, Parsed> byKindName = new LinkedHashMap<>();
+  /** kind/name of documents that exist but did not bind. */
+  private final Set<String> broken = new HashSet<>();
+  private final Map<String, Parsed> aliasByModel = new HashMap<>();
+  private final Set<String> poolModels = new HashSet<>();
+
+  ConfigValidator(List<Parsed> docs, List<Problem> out) {
+    this.docs = docs;
+    this.out = out;
+  }
+
+  /** Runs every check; returns the resources of the documents without errors, in order. */
+  List<Resource> validate() {
+    List<Resource> ok = new ArrayList<>();
+    for (Parsed d : docs) {
+      if (d.kind() == null || d.name() == null) {
+        continue;
+      }
+      String key = d.kind() + "/" + d.name();
+      Parsed first = byKindName.putIfAbsent(key, d);
+      if (first != null) {
+        error(d, "metadata.name", "another " + d.kind() + " is named '" + d.name() + "' (" + where(first, "")
+            + "); names must be unique per kind");
+        continue;
+      }
+      if (!d.ok()) {
+        broken.add(key);
+      }
+    }
+    for (Parsed d : byKindName.values()) {
+      if (d.resource() instanceof InferencePool p) {
+        poolModels.add(p.spec().model());
+      }
+    }
+    Map<String, Parsed> endpointIds = new HashMap<>();
+    for (Parsed d : byKindName.values()) {
+      Resource r = d.resource();
+      if (r == null) {
+        continue;
+      }
+      ok.add(r);
+      switch (r) {
+        case ModelAlias a -> {
+          Parsed other = aliasByModel.putIfAbsent(a.publicModel(), d);
+          if (other != null) {
+            error(d, "spec.model", "ModelAlias " + Objects.requireNonNull(other.name()) + " (" + where(other, "")
+                + ") already maps the public model '" + a.publicModel() + "'");
+          }
+        }
+        case InferencePool p -> {
+          for (int i = 0; i < p.spec().endpoints().size(); i++) {
+            String id = Binder.endpointId(p.spec().endpoints().get(i));
+            Parsed other = id == null ? null : endpointIds.putIfAbsent(id, d);
+            if (other != null && other != d) {
+              error(d, "spec.endpoints[" + i + "]", "endpoint id '" + id + "' is also a member of pool "
+                  + other.name() + "; give it an explicit id");
+            }
+          }
+        }
+        default -> { }
+      }
+    }
+    for (Parsed d : byKindName.values()) {
+      switch (d.resource()) {
+        case ModelAlias a -> checkAlias(d, a);
+        case Tenant t -> checkTenant(d, t);
+        case null, default -> { }
+      }
+    }
+    checkCycles();
+    checkTenantIdentities();
+    checkPolicies();
+    return ok;
+  }
+
+  // ---- references -------------------------------------------------------------------------------------------------
+
+  private void checkAlias(Parsed d, ModelAlias a) {
+    if (poolModels.contains(a.publicModel())) {
+      warn(d, "spec.model", "a pool serves a model named '" + a.publicModel() + "' too; requests for it use this "
+          + "alias");
+    }
+    for (int i = 0; i < a.spec().targets().size(); i++) {
+      ModelAlias.Target t = a.spec().targets().get(i);
+      String path = "spec.targets[" + i + "]";
+      if (t.pool() != null) {
+        ref(d, path + ".pool", InferencePool.KIND, t.pool());
+      } else if (t.provider() != null) {
+        providerModel(d, path, t.provider(), t.model());
+      } else if (t.alias() != null) {
+        ref(d, path + ".alias", ModelAlias.KIND, t.alias());
+      }
+    }
+    checkFallbacks(d, "spec.fallback", a.spec().fallback());
+  }
+
+  private void checkFallbacks(Parsed d, String path, @Nullable List<FallbackRef> refs) {
+    if (refs == null) {
+      return;
+    }
+    for (int i = 0; i < refs.size(); i++) {
+      FallbackRef f = refs.get(i);
+      String p = path + "[" + i + "]";
+      if (f.alias() != null) {
+        ref(d, p + ".alias", ModelAlias.KIND, f.alias());
+      } else if (f.provider() != null) {
+        providerModel(d, p, f.provider(), f.model());
+      }
+    }
+  }
+
+  private void providerModel(Parsed d, String path, String provider, @Nullable String model) {
+    if (!ref(d, path + ".provider", ExternalProvider.KIND, provider)) {
+      return;
+    }
+    Parsed doc = byKindName.get(ExternalProvider.KIND + "/" + provider);
+    if (doc != null && doc.resource() instanceof ExternalProvider p && model != null && !p.offers(model)) {
+      List<String> offered = p.spec().models().stream().map(ExternalProvider.Model::name).toList();
+      error(d, path + ".model", "provider " + provider + " offers no model '" + model + "'"
+          + Binder.suggest(model, offered) + "; it offers " + String.join(", ", offered));
+    }
+  }
+
+  /** Reports a missing reference; returns whether the referenced resource exists and is valid. */
+  private boolean ref(Parsed d, String path, String kind, String name) {
+    String key = kind + "/" + name;
+    if (broken.contains(key)) {
+      return false;
+    }
+    Parsed target = byKindName.get(key);
+    if (target == null) {
+      List<String> names = byKindName.values().stream().filter(p -> kind.equals(p.kind()))
+          .map(p -> Objects.requireNonNull(p.name())).toList();
+      error(d, path, "no " + kind + " named '" + name + "'" + Binder.suggest(name, names)
+          + (names.isEmpty() ? "" : "; known: " + String.join(", ", names)));
+      return false;
+    }
+    return target.ok();
+  }
+
+  /** Checks a requested model name (alias public name or pool model); wildcards are not checked. */
+  private void modelRef(Parsed d, String path, String model) {
+    if (model.equals("*") || model.contains("*") || aliasByModel.containsKey(model) || poolModels.contains(model)) {
+      return;
+    }
+    for (Parsed p : byKindName.values()) {
+      if (!p.ok() && (ModelAlias.KIND.equals(p.kind()) || InferencePool.KIND.equals(p.kind()))) {
+        return; // may be the broken one; do not cascade
+      }
+    }
+    TreeSet<String> known = new TreeSet<>(aliasByModel.keySet());
+    known.addAll(poolModels);
+    error(d, path, "no model '" + model + "': neither a ModelAlias's public model nor a pool's served model"
+        + Binder.suggest(model, known) + (known.isEmpty() ? "" : "; known: " + String.join(", ", known)));
+  }
+
+  private void checkTenant(Parsed d, Tenant t) {
+    List<String> models = t.spec().models();
+    for (int i = 0; i < models.size(); i++) {
+      modelRef(d, "spec.models[" + i + "]", models.get(i));
+    }
+    for (String m : t.spec().modelLimits().keySet()) {
+      modelRef(d, "spec.modelLimits." + m, m);
+      if (!t.allows(m) && !m.contains("*")) {
+        warn(d, "spec.modelLimits." + m, "the tenant may not use '" + m + "' (not in spec.models); this limit "
+            + "never applies");
+      }
+    }
+    Tenant.Budget b = t.spec().budget();
+    if (b != null) {
+      for (String m : b.prices().keySet()) {
+        if (!m.equals("*")) {
+          modelRef(d, "spec.budget.prices." + m, m);
+        }
+      }
+    }
+  }
+
+  private void checkTenantIdentities() {
+    Map<String, Parsed> keys = new HashMap<>();
+    Map<String, Parsed> headers = new HashMap<>();
+    for (Parsed d : byKindName.values()) {
+      if (!(d.resource() instanceof Tenant t)) {
+        continue;
+      }
+      for (int i = 0; i < t.spec().apiKeys().size(); i++) {
+        Parsed other = keys.putIfAbsent(t.spec().apiKeys().get(i).sha256(), d);
+        if (other != null && other != d) {
+          error(d, "spec.apiKeys[" + i + "]", "tenant " + other.name() + " has the same key; a key identifies "
+              + "one tenant");
+        }
+      }
+      Tenant.HeaderMatch h = t.spec().header();
+      if (h != null) {
+        String k = h.name().toLowerCase(java.util.Locale.ROOT) + "=" + h.value();
+        Parsed other = headers.putIfAbsent(k, d);
+        if (other != null) {
+          error(d, "spec.header", "tenant " + other.name() + " is recognised by the same header and value");
+        }
+      }
+    }
+  }
+
+  // ---- cycles -----------------------------------------------------------------------------------------------------
+
+  private void checkCycles() {
+    Map<String, List<String[]>> edges = new LinkedHashMap<>();
+    for (Parsed d : byKindName.values()) {
+      if (!(d.resource() instanceof ModelAlias a)) {
+        continue;
+      }
+      List<String[]> e = new ArrayList<>();
+      for (int i = 0; i < a.spec().targets().size(); i++) {
+        String to = a.spec().targets().get(i).alias();
+        if (to != null) {
+          e.add(new String[] {to, "target", "spec.targets[" + i + "].alias"});
+        }
+      }
+      for (int i = 0; i < a.spec().fallback().size(); i++) {
+        String to = a.spec().fallback().get(i).alias();
+        if (to != null) {
+          e.add(new String[] {to, "fallback", "spec.fallback[" + i + "].alias"});
+        }
+      }
+      edges.put(a.name(), e);
+    }
+    Set<String> done = new HashSet<>();
+    Set<String> reported = new HashSet<>();
+    for (String start : edges.keySet()) {
+      dfs(start, edges, new ArrayList<>(), new ArrayList<>(), done, reported);
+    }
+  }
+
+  private void dfs(String node, Map<String, List<String[]>> edges, List<String> stack, List<String> via,
+      Set<String> done, Set<String> reported) {
+    int at = stack.indexOf(node);
+    if (at >= 0) {
+      List<String> cycle = stack.subList(at, stack.size());
+      String canonical = new TreeSet<>(cycle).toString();
+      if (reported.add(canonical)) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = at; i < stack.size(); i++) {
+          sb.append(stack.get(i)).append(" -(").append(via.get(i)).append(")-> ");
+        }
+        sb.append(node);
+        String first = stack.get(at);
+        Parsed d = byKindName.get(ModelAlias.KIND + "/" + first);
+        String kind = cycle.size() == 1 ? "refers to itself" : "is part of a cycle";
+        boolean viaFallback = via.subList(at, via.size()).contains("fallback");
+        error(Objects.requireNonNull(d), via.size() > at ? pathOf(edges, stack, via, at) : "spec",
+            "alias " + first + " " + kind + " (" + (viaFallback ? "alias or fallback cycle" : "alias cycle") + "): "
+                + sb);
+      }
+      return;
+    }
+    if (done.contains(node) || !edges.containsKey(node)) {
+      return;
+    }
+    stack.add(node);
+    for (String[] e : edges.getOrDefault(node, List.of())) {
+      via.add(e[1]);
+      dfs(e[0], edges, stack, via, done, reported);
+      via.remove(via.size() - 1);
+    }
+    stack.remove(stack.size() - 1);
+    done.add(node);
+  }
+
+  private static String pathOf(Map<String, List<String[]>> edges, List<String> stack, List<String> via, int at) {
+    String from = stack.get(at);
+    String next = at + 1 < stack.size() ? stack.get(at + 1) : stack.get(at);
+    for (String[] e : edges.getOrDefault(from, List.of())) {
+      if (e[0].equals(next) && e[1].equals(via.get(at))) {
+        return e[2];
+      }
+    }
+    return "spec";
+  }
+
+  // ---- policies ---------------------------------------------------------------------------------------------------
+
+  private record Located(Parsed doc, InferencePolicy policy, InferencePolicy.Rule rule, int index) {
+    String path() {
+      return "spec.rules[" + index + "]";
+    }
+
+    String id() {
+      return policy.name() + "/" + rule.name();
+    }
+  }
+
+  private void checkPolicies() {
+    List<Located> all = new ArrayList<>();
+    List<Parsed> policyDocs = byKindName.values().stream().filter(p -> p.resource() instanceof InferencePolicy)
+        .sorted(Comparator.comparing(p -> (InferencePolicy) Objects.requireNonNull(p.resource()),
+            PolicyConfig.EVALUATION_ORDER))
+        .toList();
+    for (Parsed d : policyDocs) {
+      InferencePolicy p = (InferencePolicy) Objects.requireNonNull(d.resource());
+      for (int i = 0; i < p.spec().rules().size(); i++) {
+        Located l = new Located(d, p, p.spec().rules().get(i), i);
+        checkRuleRefs(l);
+        all.add(l);
+      }
+    }
+    for (int b = 0; b < all.size(); b++) {
+      Located later = all.get(b);
+      for (int a = 0; a < b; a++) {
+        Located earlier = all.get(a);
+        String why = shadows(earlier.rule(), later.rule());
+        if (why != null) {
+          warn(later.doc(), later.path(), "rule " + later.id() + " never has an effect: rule " + earlier.id() + " ("
+              + where(earlier.doc(), earlier.path()) + ") matches every request it matches and " + why);
+          break;
+        }
+      }
+    }
+  }
+
+  private void checkRuleRefs(Located l) {
+    Match m = l.rule().match();
+    Parsed d = l.doc();
+    String p = l.path();
+    for (int i = 0; i < m.tenants().size(); i++) {
+      ref(d, p + ".match.tenants[" + i + "]", Tenant.KIND, m.tenants().get(i));
+    }
+    for (int i = 0; i < m.models().size(); i++) {
+      modelRef(d, p + ".match.models[" + i + "]", m.models().get(i));
+    }
+    PoolCondition pc = m.pool();
+    if (pc != null && pc.name() != null) {
+      ref(d, p + ".match.pool.name", InferencePool.KIND, pc.name());
+    }
+    Action a = l.rule().action();
+    InferencePolicy.Route route = a.route();
+    if (route != null) {
+      if (route.alias() != null && ref(d, p + ".action.route.alias", ModelAlias.KIND, route.alias())
+          && Boolean.TRUE.equals(a.requireLocal()) && onlyExternal(route.alias(), new HashSet<>())) {
+        error(d, p + ".action.route.alias", "alias " + route.alias() + " has only external targets, which "
+            + "contradicts requireLocal: true");
+      }
+      if (route.pool() != null) {
+        ref(d, p + ".action.route.pool", InferencePool.KIND, route.pool());
+      }
+    }
+    checkFallbacks(d, p + ".action.fallback", a.fallback());
+  }
+
+  private boolean onlyExternal(String alias, Set<String> seen) {
+    Parsed d = byKindName.get(ModelAlias.KIND + "/" + alias);
+    if (!seen.add(alias) || d == null || !(d.resource() instanceof ModelAlias a)) {
+      return false;
+    }
+    for (ModelAlias.Target t : a.spec().targets()) {
+      if (t.pool() != null || (t.alias() != null && !onlyExternal(t.alias(), seen))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Why {@code earlier} leaves {@code later} nothing to do, or null when {@code later} can have an effect. */
+  static @Nullable String shadows(InferencePolicy.Rule earlier, InferencePolicy.Rule later) {
+    if (!covers(earlier.match(), later.match())) {
+      return null;
+    }
+    Action a = earlier.action();
+    if (a.reject() != null) {
+      return "rejects all of them first";
+    }
+    if (earlier.stop()) {
+      return "stops evaluation for all of them";
+    }
+    Action b = later.action();
+    if (b.reject() != null) {
+      return null;
+    }
+    boolean covered = (b.route() == null || a.route() != null)
+        && (b.rewriteModel() == null || a.rewriteModel() != null)
+        && (b.fallback() == null || a.fallback() != null || Boolean.TRUE.equals(a.requireLocal()))
+        && (!Boolean.TRUE.equals(b.requireLocal()) || Boolean.TRUE.equals(a.requireLocal()))
+        && (b.onSaturation() == null || a.onSaturation() != null)
+        && (b.admitBelow() == null || a.admitBelow() != null)
+        && (b.setPriority() == null || a.setPriority() != null);
+    return covered ? "already decides everything it would (the first rule to set a decision wins)" : null;
+  }
+
+  /** Whether every request matching {@code b} also matches {@code a}. */
+  static boolean covers(Match a, Match b) {
+    return coversList(a.tenants(), b.tenants())
+        && coversModels(a.models(), b.models())
+        && coversRange(a.promptTokens(), b.promptTokens())
+        && coversRange(a.maxTokens(), b.maxTokens())
+        && coversRange(a.priority(), b.priority())
+        && (a.trafficClass() == null || a.trafficClass() == b.trafficClass())
+        && (a.personalData() == null || a.personalData().equals(b.personalData())
+            || (a.personalData() && !b.personalDataKinds().isEmpty()))
+        && coversList(a.personalDataKinds(), b.personalDataKinds())
+        && coversList(a.complexity(), b.complexity())
+        && coversList(a.topics(), b.topics())
+        && coversPool(a.pool(), b.pool());
+  }
+
+  private static <T> boolean coversList(List<T> a, List<T> b) {
+    return a.isEmpty() || (!b.isEmpty() && a.containsAll(b));
+  }
+
+  private static boolean coversModels(List<String> a, List<String> b) {
+    if (a.isEmpty()) {
+      return true;
+    }
+    if (b.isEmpty()) {
+      return false;
+    }
+    for (String m : b) {
+      boolean any = false;
+      for (String pattern : a) {
+        if (pattern.equals(m) || (!m.contains("*") && InferencePolicy.globMatches(pattern, m)) || pattern.equals("*")) {
+          any = true;
+          break;
+        }
+      }
+      if (!any) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean coversRange(@Nullable Range a, @Nullable Range b) {
+    return a == null || (b != null && a.covers(b));
+  }
+
+  private static boolean coversPool(@Nullable PoolCondition a, @Nullable PoolCondition b) {
+    if (a == null) {
+      return true;
+    }
+    // A condition on "the current pool" depends on earlier routes, so only an explicit, equal pool compares.
+    return b != null && a.name() != null && a.name().equals(b.name())
+        && (a.saturated() == null || a.saturated().equals(b.saturated()))
+        && coversRange(a.queueDepth(), b.queueDepth())
+        && coversRange(a.kvUtilization(), b.kvUtilization())
+        && coversRange(a.predictedTtftMs(), b.predictedTtftMs());
+  }
+
+  // ---- output -----------------------------------------------------------------------------------------------------
+
+  private void error(Parsed d, String path, String message) {
+    YNode.Pos pos = d.at(path);
+    out.add(new Problem(Problem.Severity.ERROR, d.source(), pos.line(), pos.column(), path, message));
+  }
+
+  private void warn(Parsed d, String path, String message) {
+    YNode.Pos pos = d.at(path);
+    out.add(new Problem(Problem.Severity.WARNING, d.source(), pos.line(), pos.column(), path, message));
+  }
+
+  private static String where(Parsed d, String path) {
+    YNode.Pos pos = path.isEmpty() ? d.start : d.at(path);
+    return pos.line() > 0 ? d.source() + ":" + pos.line() : d.source();
+  }
+}
