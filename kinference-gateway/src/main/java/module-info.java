@@ -6,6 +6,9 @@ module dev.kinference.gateway {
   requires transitive dev.kinference.core;
   requires transitive dev.kinference.cloud;
   requires static transitive org.jspecify;
+  requires dev.kinference.vllm;
+  requires dev.kinference.policy;
+  requires dev.kinference.sim;
   requires java.net.http;
   requires org.eclipse.jetty.server;
   requires org.eclipse.jetty.http;
@@ -15,7 +18,7 @@ module dev.kinference.gateway {
   requires org.slf4j;
 
   exports dev.kinference.gateway;
-  exports dev.kinference.gateway.cli;
 
+  // The commands are not API: picocli reaches them reflectively.
   opens dev.kinference.gateway.cli to info.picocli;
 }

@@ -20,9 +20,6 @@ import picocli.CommandLine.Command;
     })
 public final class KinferenceCommand implements Runnable {
 
-  /** For picocli. */
-  public KinferenceCommand() {}
-
   @CommandLine.Spec
   @SuppressWarnings("NullAway.Init") // injected by picocli before run()
   CommandLine.Model.CommandSpec spec;
