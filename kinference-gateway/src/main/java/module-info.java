@@ -7,7 +7,7 @@ module dev.kinference.gateway {
   requires transitive dev.kinference.cloud;
   requires static transitive org.jspecify;
   requires dev.kinference.vllm;
-  requires dev.kinference.policy;
+  requires transitive dev.kinference.policy;
   requires dev.kinference.sim;
   requires java.net.http;
   requires org.eclipse.jetty.server;

@@ -2,6 +2,7 @@ package dev.kinference.cloud;
 
 import dev.kinference.endpoint.Endpoint;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,8 +15,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * An external OpenAI- or Anthropic-compatible API: where it is, which {@link ProviderApi} dialect it speaks, the
  * environment variable holding its key (keys are never written in configuration), the models it serves with their
- * prices, and its timeouts. Each model becomes one fleet {@link Endpoint} with the id {@code <provider>/<model>},
- * labelled {@link Endpoint#EXTERNAL_LABEL}{@code =true}, so a policy can name it as a fallback.
+ * prices, and its timeouts. Each model becomes one fleet {@link Endpoint} with the id
+ * {@code external:<provider>/<model>} (the policy module's convention), labelled
+ * {@link Endpoint#EXTERNAL_LABEL}{@code =true} and {@value #PROVIDER_LABEL}{@code =<provider>}, so a policy can name
+ * it as a fallback.
  *
  * <p>Immutable and thread-safe; build one with {@link #builder(String)}.
  */
@@ -24,7 +27,7 @@ public final class ExternalProvider {
   /** Endpoint label: the provider's name. */
   public static final String PROVIDER_LABEL = "kinference.dev/provider";
   /** Endpoint label: the {@link ProviderApi} name. */
-  public static final String API_LABEL = "kinference.dev/provider-api";
+  public static final String API_LABEL = "kinference.dev/api";
   /** Endpoint label: the model name sent to the provider. */
   public static final String PROVIDER_MODEL_LABEL = "kinference.dev/provider-model";
 
@@ -52,10 +55,12 @@ public final class ExternalProvider {
   private final String api;
   private final URI baseUri;
   private final @Nullable String apiKeyEnv;
+  private final @Nullable Path apiKeyFile;
   private final Map<String, Model> models;
   private final Duration connectTimeout;
   private final Duration firstTokenTimeout;
   private final Duration idleTimeout;
+  private final Duration requestTimeout;
   private final int defaultMaxTokens;
   private final Map<String, String> headers;
   private final List<Endpoint> endpoints;
@@ -65,10 +70,12 @@ public final class ExternalProvider {
     this.api = b.api;
     this.baseUri = Objects.requireNonNull(b.baseUri, "baseUri");
     this.apiKeyEnv = b.apiKeyEnv;
+    this.apiKeyFile = b.apiKeyFile;
     this.models = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(b.models));
     this.connectTimeout = b.connectTimeout;
     this.firstTokenTimeout = b.firstTokenTimeout;
     this.idleTimeout = b.idleTimeout;
+    this.requestTimeout = b.requestTimeout;
     this.defaultMaxTokens = b.defaultMaxTokens;
     this.headers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
     List<Endpoint> eps = new ArrayList<>();
@@ -87,9 +94,9 @@ public final class ExternalProvider {
     return new Builder(name);
   }
 
-  /** The fleet endpoint id of {@code model} at provider {@code provider}: {@code provider/model}. */
+  /** The fleet endpoint id of {@code model} at provider {@code provider}: {@code external:provider/model}. */
   public static String endpointId(String provider, String model) {
-    return provider + "/" + model;
+    return "external:" + provider + "/" + model;
   }
 
   public String name() {
@@ -110,6 +117,11 @@ public final class ExternalProvider {
     return apiKeyEnv;
   }
 
+  /** The file holding the key (read when a request is sent), or null. */
+  public @Nullable Path apiKeyFile() {
+    return apiKeyFile;
+  }
+
   /** The models, by the name requests use. */
   public Map<String, Model> models() {
     return models;
@@ -127,6 +139,11 @@ public final class ExternalProvider {
   /** The longest silence allowed between two events of a stream. */
   public Duration idleTimeout() {
     return idleTimeout;
+  }
+
+  /** A non-streamed request's whole response. */
+  public Duration requestTimeout() {
+    return requestTimeout;
   }
 
   /** The output budget sent when a request that must be translated to Anthropic's format gives none. */
@@ -162,10 +179,12 @@ public final class ExternalProvider {
     private String api = "openai";
     private @Nullable URI baseUri;
     private @Nullable String apiKeyEnv;
+    private @Nullable Path apiKeyFile;
     private final Map<String, Model> models = new LinkedHashMap<>();
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration firstTokenTimeout = Duration.ofSeconds(60);
     private Duration idleTimeout = Duration.ofSeconds(60);
+    private Duration requestTimeout = Duration.ofMinutes(10);
     private int defaultMaxTokens = 4096;
     private final Map<String, String> headers = new LinkedHashMap<>();
 
@@ -202,6 +221,14 @@ public final class ExternalProvider {
         throw new IllegalArgumentException("not an environment variable name: " + variable);
       }
       this.apiKeyEnv = variable;
+      this.apiKeyFile = null;
+      return this;
+    }
+
+    /** A file holding the API key (a mounted secret), read when a request is sent. */
+    public Builder apiKeyFile(Path file) {
+      this.apiKeyFile = Objects.requireNonNull(file, "file");
+      this.apiKeyEnv = null;
       return this;
     }
 
@@ -231,6 +258,11 @@ public final class ExternalProvider {
 
     public Builder idleTimeout(Duration timeout) {
       this.idleTimeout = positive(timeout, "idleTimeout");
+      return this;
+    }
+
+    public Builder requestTimeout(Duration timeout) {
+      this.requestTimeout = positive(timeout, "requestTimeout");
       return this;
     }
 

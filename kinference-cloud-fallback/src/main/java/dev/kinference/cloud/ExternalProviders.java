@@ -110,6 +110,10 @@ public final class ExternalProviders {
       if (env != null && isBlank(environment.apply(env))) {
         out.add("provider " + p.name() + ": environment variable " + env + " is not set");
       }
+      java.nio.file.Path file = p.apiKeyFile();
+      if (file != null && isBlank(readKey(file))) {
+        out.add("provider " + p.name() + ": key file " + file + " is missing or empty");
+      }
     }
     return out;
   }
@@ -135,11 +139,18 @@ public final class ExternalProviders {
         new ProviderUnavailableException("provider " + p.name() + ": no ProviderApi named '" + p.api() + "'"));
     String key = null;
     String env = p.apiKeyEnv();
+    java.nio.file.Path file = p.apiKeyFile();
     if (env != null) {
-      key = environment.apply(env);
-      if (isBlank(key)) {
+      String value = environment.apply(env);
+      if (value == null || value.isBlank()) {
         throw new ProviderUnavailableException(
             "provider " + p.name() + ": environment variable " + env + " holding its key is not set");
+      }
+      key = value.strip();
+    } else if (file != null) {
+      key = readKey(file);
+      if (isBlank(key)) {
+        throw new ProviderUnavailableException("provider " + p.name() + ": key file " + file + " is missing or empty");
       }
     }
     ApiFormat upstream = api.upstreamFormat(clientFormat);
@@ -158,10 +169,18 @@ public final class ExternalProviders {
         .POST(HttpRequest.BodyPublishers.ofByteArray(bytes))
         .header("Content-Type", "application/json")
         .header("Accept", out.path("stream").asBoolean(false) ? "text/event-stream" : "application/json")
-        .timeout(p.firstTokenTimeout());
+        .timeout(out.path("stream").asBoolean(false) ? p.firstTokenTimeout() : p.requestTimeout());
     api.headers(key, rb::header);
     p.headers().forEach(rb::header);
     return new ProviderRequest(rb.build(), upstream, p, model);
+  }
+
+  private static @Nullable String readKey(java.nio.file.Path file) {
+    try {
+      return java.nio.file.Files.readString(file).strip();
+    } catch (java.io.IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   private static boolean isBlank(@Nullable String s) {

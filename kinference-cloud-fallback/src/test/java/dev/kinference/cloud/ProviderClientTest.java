@@ -106,7 +106,7 @@ class ProviderClientTest {
   void endpointsAreExternalAndNamedProviderSlashModel() {
     ExternalProviders ps = providers(Map.of("TEST_ANTHROPIC_KEY", "k"));
     Endpoint e = ps.endpoints().get(0);
-    assertThat(e.id()).isEqualTo("claude-cloud/big");
+    assertThat(e.id()).isEqualTo("external:claude-cloud/big");
     assertThat(e.isExternal()).isTrue();
     assertThat(e.label(ExternalProvider.PROVIDER_MODEL_LABEL)).isEqualTo("claude-real");
     assertThat(ps.problems()).isEmpty();

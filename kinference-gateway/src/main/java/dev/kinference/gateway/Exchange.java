@@ -75,7 +75,7 @@ final class Exchange implements AdmissionQueue.Waiter {
   private Caller caller = Caller.ANONYMOUS;
   private @Nullable InferenceRequest req;
   private byte[] body = new byte[0];
-  private Reservation reservation = Reservation.NONE;
+  private @Nullable Reservation reservation;
 
   // Guarded by this.
   private @Nullable Attempt attempt;
@@ -159,7 +159,9 @@ final class Exchange implements AdmissionQueue.Waiter {
     InferenceRequest r = b.build();
     this.req = r;
     try {
-      reservation = g.guard.admit(caller, r);
+      Reservation admitted = g.guard.admit(caller, r);
+      reservation = admitted;
+      this.req = admitted.request();
     } catch (RequestRejectedException e) {
       if (e.httpStatus() == 429) {
         g.metrics.rateLimited.inc(caller.tenantLabel(), r.model());
@@ -169,6 +171,13 @@ final class Exchange implements AdmissionQueue.Waiter {
       return;
     }
     route();
+  }
+
+  private void release() {
+    Reservation r = reservation;
+    if (r != null) {
+      r.release();
+    }
   }
 
   private InferenceRequest req() {
@@ -185,7 +194,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     try {
       d = g.router.route(req());
     } catch (RoutingException e) {
-      reservation.release();
+      release();
       Duration retry = e instanceof RequestRejectedException rr ? rr.retryAfter().orElse(null) : null;
       if (retry == null && e.httpStatus() == 503) {
         retry = Duration.ofSeconds(1);
@@ -197,7 +206,7 @@ final class Exchange implements AdmissionQueue.Waiter {
           e.httpStatus() == 404 ? "unknown_model" : e.httpStatus() == 503 ? "no_capacity" : "rejected");
       return;
     } catch (RuntimeException e) {
-      reservation.release();
+      release();
       log.warn("Routing failed for {}", req(), e);
       respondError(500, "routing failed: " + e, null, null, "internal");
       return;
@@ -251,7 +260,7 @@ final class Exchange implements AdmissionQueue.Waiter {
         queued = false;
       }
       g.metrics.queued.inc(caller.tenantLabel(), "full");
-      reservation.release();
+      release();
       respondError(429, "every endpoint for model '" + req().model() + "' is saturated and the gateway queue is full ("
           + g.queue.capacity() + " waiting)", null, Duration.ofSeconds(1), "no_capacity");
     }
@@ -312,7 +321,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       synchronized (this) {
         queued = false;
       }
-      reservation.release();
+      release();
       respondError(e.httpStatus(), e.getMessage(), null, null, "no_capacity");
       return true;
     }
@@ -344,7 +353,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
     g.metrics.queued.inc(caller.tenantLabel(), "timeout");
     g.metrics.queueWait.observe((System.nanoTime() - queuedAtNanos) * 1e-9, caller.tenantLabel());
-    reservation.release();
+    release();
     respondError(503, "no capacity for model '" + req().model() + "': every endpoint stayed saturated for "
         + g.queueMaxWait.toSeconds() + " s", null, Duration.ofSeconds(Math.max(1, g.queueMaxWait.toSeconds() / 4)),
         "no_capacity");
@@ -470,7 +479,7 @@ final class Exchange implements AdmissionQueue.Waiter {
           : e.isExternal() ? "fallback" : d.cachedPrefixTokens() > 0 ? "prefix_cache" : "load");
       Upstreams.Prepared p;
       try {
-        p = g.upstreams.prepare(e, req(), body);
+        p = g.upstreams.prepare(e, d.request(), body);
       } catch (ProviderUnavailableException ex) {
         noteFailure(e, "unavailable", 502, ex.getMessage());
         d = d.retryOnNextAlternate();
@@ -533,7 +542,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       message = lastError;
       retryAfter = lastRetryAfter;
     }
-    reservation.release();
+    release();
     if (retryAfter == null && (status == 503 || status == 429)) {
       retryAfter = Duration.ofSeconds(1);
     }
@@ -570,7 +579,7 @@ final class Exchange implements AdmissionQueue.Waiter {
         }
       }
       a.decision.reportFailed();
-      reservation.release();
+      release();
       respondError(status, message, null, null, "client_error", a.endpoint());
       return;
     }
@@ -868,7 +877,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (wasQueued) {
       g.queue.remove(this);
       g.metrics.queued.inc(caller.tenantLabel(), "cancelled");
-      reservation.release();
+      release();
     }
     if (a != null) {
       a.cancel();
@@ -896,7 +905,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       isCommitted = committed;
     }
     if (!isCommitted) {
-      Duration limit = a.translator != null ? a.prepared.firstTokenTimeout() : g.requestTimeout;
+      Duration limit = a.translator != null ? a.prepared.firstTokenTimeout() : a.prepared.requestTimeout();
       if (now - a.sentNanos > limit.toNanos()) {
         retry(a, "first_token_timeout", 504, "no " + (a.translator != null ? "first token" : "response")
             + " within " + limit.toMillis() + " ms");
@@ -950,7 +959,10 @@ final class Exchange implements AdmissionQueue.Waiter {
   private void done(Attempt a, int status, Usage usage, @Nullable String errorType) {
     Endpoint e = a.endpoint();
     double cost = g.cost(e, usage);
-    reservation.settle(usage, cost);
+    Reservation r = reservation;
+    if (r != null) {
+      r.settle(usage, e, cost, errorType != null);
+    }
     if (e.isExternal()) {
       g.metrics.fallbacks.inc(caller.tenantLabel(), req().model(), e.id());
     }

@@ -96,7 +96,8 @@ public final class Gateway implements AutoCloseable {
       return t;
     });
     Executor executor = clientExecutor;
-    this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout, executor);
+    this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
+        b.requestTimeout, executor);
     this.host = b.host;
     this.requestedPort = b.port;
 
@@ -166,6 +167,11 @@ public final class Gateway implements AutoCloseable {
   /** The Prometheus text of {@code /metrics}. */
   public String scrapeMetrics() {
     return metrics.render();
+  }
+
+  /** Replaces the external providers, after a configuration reload; requests in flight keep theirs. */
+  public void updateProviders(ExternalProviders providers) {
+    upstreams.providers(Objects.requireNonNull(providers, "providers"));
   }
 
   /** Requests being handled now (queued, waiting for an upstream, or streaming). */

@@ -24,7 +24,7 @@ public interface RequestGuard {
 
     @Override
     public Reservation admit(Caller caller, InferenceRequest request) {
-      return Reservation.NONE;
+      return Reservation.unlimited(request);
     }
 
     @Override

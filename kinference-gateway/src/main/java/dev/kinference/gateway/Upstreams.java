@@ -34,19 +34,21 @@ final class Upstreams implements AutoCloseable {
 
   /** A request ready to send. */
   record Prepared(HttpClient client, HttpRequest request, ApiFormat upstreamFormat, Duration firstTokenTimeout,
-      Duration idleTimeout, @Nullable ExternalProvider provider) {}
+      Duration idleTimeout, Duration requestTimeout, @Nullable ExternalProvider provider) {}
 
   private final HttpClient local;
-  private final ExternalProviders providers;
+  private volatile ExternalProviders providers;
   private final Map<String, HttpClient> external = new ConcurrentHashMap<>();
   private final Duration firstTokenTimeout;
   private final Duration idleTimeout;
+  private final Duration requestTimeout;
   private final Executor executor;
   private final Map<URI, Map<ApiFormat, URI>> localUris = new ConcurrentHashMap<>();
 
   Upstreams(ExternalProviders providers, Duration connectTimeout, Duration firstTokenTimeout, Duration idleTimeout,
-      Executor executor) {
+      Duration requestTimeout, Executor executor) {
     this.providers = providers;
+    this.requestTimeout = requestTimeout;
     this.firstTokenTimeout = firstTokenTimeout;
     this.idleTimeout = idleTimeout;
     this.executor = executor;
@@ -58,6 +60,12 @@ final class Upstreams implements AutoCloseable {
     return providers;
   }
 
+  /** Replaces the providers (a configuration reload); clients of providers that stay are kept. */
+  void providers(ExternalProviders next) {
+    this.providers = next;
+    external.keySet().retainAll(next.providers().keySet());
+  }
+
   Prepared prepare(Endpoint endpoint, InferenceRequest request, byte[] body)
       throws ProviderUnavailableException, UnsupportedTranslationException {
     if (endpoint.isExternal()) {
@@ -65,9 +73,9 @@ final class Upstreams implements AutoCloseable {
       if (parsed == null) {
         throw new UnsupportedTranslationException(request.format(), request.format(), "", "no JSON body");
       }
-      if (!request.model().equals(parsed.path("model").asText())) {
+      if (request.maxTokens() > 0 && !parsed.hasNonNull("max_tokens") && !parsed.hasNonNull("max_completion_tokens")) {
         ObjectNode copy = parsed.deepCopy();
-        copy.put("model", request.model());
+        copy.put("max_tokens", request.maxTokens());
         parsed = copy;
       }
       ProviderRequest pr = providers.prepare(endpoint, request.format(), parsed);
@@ -75,17 +83,25 @@ final class Upstreams implements AutoCloseable {
       HttpClient client = external.computeIfAbsent(p.name(), n -> HttpClient.newBuilder()
           .connectTimeout(p.connectTimeout()).followRedirects(HttpClient.Redirect.NEVER).executor(executor)
           .build());
-      return new Prepared(client, pr.httpRequest(), pr.upstreamFormat(), p.firstTokenTimeout(), p.idleTimeout(), p);
+      return new Prepared(client, pr.httpRequest(), pr.upstreamFormat(), p.firstTokenTimeout(), p.idleTimeout(),
+          p.requestTimeout(), p);
     }
     ApiFormat format = request.format();
     byte[] out = body;
     ObjectNode parsed = request.body();
     boolean stream = request.stream();
     if (parsed != null) {
-      boolean rename = !request.model().equals(parsed.path("model").asText());
+      // The server knows its model by the endpoint's served name (an alias or policy rewrite may differ).
+      String model = endpoint.model();
+      boolean rename = !model.equals(parsed.path("model").asText());
       boolean askUsage = stream && format != ApiFormat.ANTHROPIC_MESSAGES && !Translation.wantsStreamUsage(parsed);
-      if (rename || askUsage) {
-        ObjectNode changed = Translation.request(parsed, format, format, request.model(), 1);
+      boolean imposeMax = request.maxTokens() > 0 && !parsed.hasNonNull("max_tokens")
+          && !parsed.hasNonNull("max_completion_tokens");
+      if (rename || askUsage || imposeMax) {
+        ObjectNode changed = Translation.request(parsed, format, format, model, 1);
+        if (imposeMax) {
+          changed.put("max_tokens", request.maxTokens());
+        }
         try {
           out = MAPPER.writeValueAsBytes(changed);
         } catch (JsonProcessingException e) {
@@ -104,7 +120,7 @@ final class Upstreams implements AutoCloseable {
     if (requestId != null) {
       rb.header("X-Request-Id", requestId);
     }
-    return new Prepared(local, rb.build(), format, firstTokenTimeout, idleTimeout, null);
+    return new Prepared(local, rb.build(), format, firstTokenTimeout, idleTimeout, requestTimeout, null);
   }
 
   private URI localUri(URI base, ApiFormat format) {

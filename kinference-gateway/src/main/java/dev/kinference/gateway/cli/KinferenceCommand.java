@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
         BenchCommand.class,
         CheckCommand.class,
         InspectCommand.class,
+        ServeCommand.class,
     })
 public final class KinferenceCommand implements Runnable {
 
