@@ -11,6 +11,7 @@ import dev.kinference.cloud.translate.UnsupportedTranslationException;
 import dev.kinference.cloud.translate.Usages;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Health;
 import dev.kinference.endpoint.Saturation;
 import dev.kinference.request.ApiFormat;
 import dev.kinference.request.InferenceRequest;
@@ -558,6 +559,11 @@ final class Exchange implements AdmissionQueue.Waiter {
         : err instanceof HttpTimeoutException ? "timeout"
         : err instanceof ConnectException ? "connect" : "io";
     int status = err instanceof HttpTimeoutException ? 504 : 502;
+    Endpoint e = a.endpoint();
+    if (!e.isExternal() && (err instanceof ConnectException || err instanceof HttpConnectTimeoutException)) {
+      // Passive health: nothing listens there any more. The scraper revives the endpoint when it answers again.
+      a.decision.endpointState().updateHealth(Health.UNHEALTHY, "the gateway could not connect: " + err);
+    }
     if (isCommitted()) {
       midStreamFailure(a, "upstream " + a.endpoint().id() + " failed: " + err);
     } else {
