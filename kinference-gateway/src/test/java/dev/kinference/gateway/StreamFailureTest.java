@@ -3,6 +3,7 @@ package dev.kinference.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.openai.client.OpenAIClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.SseException;
 import com.openai.models.chat.completions.ChatCompletionChunk;
@@ -73,13 +74,15 @@ class StreamFailureTest {
   void aClientThatDisconnectsCancelsTheUpstreamRequest() throws Exception {
     try (Harness h = slowServer()) {
       SimulatedServer sim = h.sims.server(0);
-      try (StreamResponse<ChatCompletionChunk> s = h.openai().chat().completions().createStreaming(longAnswer())) {
+      OpenAIClient client = h.openai();
+      try (StreamResponse<ChatCompletionChunk> s = client.chat().completions().createStreaming(longAnswer())) {
         Iterator<ChatCompletionChunk> it = s.stream().iterator();
         for (int i = 0; i < 3; i++) {
           it.next();
         }
         assertThat(running(sim)).isEqualTo(1);
-      } // the client closes the stream after three chunks of four thousand
+      } // the client closes the stream after three chunks of four thousand...
+      client.close(); // ...and goes away (OkHttp keeps an abandoned connection until its pool is closed)
       awaitTrue(() -> running(sim) == 0, "the server stops generating");
       awaitTrue(() -> h.gateway.activeRequests() == 0, "the gateway forgets the request");
       assertThat(h.metric("kinference_gateway_errors_total{tenant=\"anonymous\",model=\"" + Harness.MODEL
