@@ -31,7 +31,6 @@ import dev.kinference.endpoint.Fleet;
 import dev.kinference.policy.PolicyEngine;
 import dev.kinference.policy.PolicyVerdict;
 import dev.kinference.request.InferenceRequest;
-import dev.kinference.routing.Usage;
 import dev.kinference.sim.server.SimulatedServer;
 import java.util.ArrayList;
 import java.util.List;
@@ -258,7 +257,4 @@ class CloudFallbackTest {
     }
   }
 
-  static Usage unused() {
-    return Usage.UNKNOWN;
-  }
 }
