@@ -232,5 +232,4 @@ class PolicyGatewayTest {
     }
     StreamFailureTest.awaitTrue(() -> pg.fleet().get("sim-0").health() == Health.HEALTHY, "healthy again");
   }
-
 }
