@@ -173,6 +173,9 @@ public final class ServeCommand implements Callable<Integer> {
   static Duration duration(String text, String option) {
     String t = text.trim().toLowerCase(Locale.ROOT);
     try {
+      if (t.startsWith("p")) {
+        return Duration.parse(text.trim());
+      }
       if (t.endsWith("ms")) {
         return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
       }
@@ -182,7 +185,7 @@ public final class ServeCommand implements Callable<Integer> {
       if (t.endsWith("m")) {
         return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)) * 60);
       }
-      return Duration.parse(text.trim());
+      throw new IllegalArgumentException("no unit");
     } catch (RuntimeException e) {
       throw new CommandLine.ParameterException(new CommandLine(new ServeCommand()),
           option + ": not a duration: " + text + " (use 500ms, 30s, 2m)");
