@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -89,7 +90,7 @@ public final class Gateway implements AutoCloseable {
     this.localPrices = b.localPrices;
     this.accessLog = b.accessLog;
     this.debugHeaders = b.debugHeaders;
-    this.metrics = new GatewayMetrics(router.fleet(), queue::size);
+    this.metrics = new GatewayMetrics(router.fleet(), queue::size, active::size);
     this.clientExecutor = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "kinference-upstream");
       t.setDaemon(true);
@@ -109,7 +110,15 @@ public final class Gateway implements AutoCloseable {
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
     http.setSendDateHeader(false);
-    this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
+    HttpConnectionFactory h1 = new HttpConnectionFactory(http);
+    if (b.maxConcurrentStreams > 0) {
+      // h2c: HTTP/2 over cleartext, by prior knowledge or by upgrade, beside HTTP/1.1 on the same port.
+      HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
+      h2c.setMaxConcurrentStreams(b.maxConcurrentStreams);
+      this.connector = new ServerConnector(server, h1, h2c);
+    } else {
+      this.connector = new ServerConnector(server, h1);
+    }
     connector.setHost(host);
     connector.setPort(requestedPort);
     connector.setAcceptQueueSize(4096);
@@ -246,6 +255,7 @@ public final class Gateway implements AutoCloseable {
     private boolean accessLog = true;
     private boolean debugHeaders = true;
     private int maxThreads = 200;
+    private int maxConcurrentStreams = 1024;
 
     private Builder() {}
 
@@ -354,6 +364,18 @@ public final class Gateway implements AutoCloseable {
         throw new IllegalArgumentException("maxThreads must be at least 8: " + threads);
       }
       this.maxThreads = threads;
+      return this;
+    }
+
+    /**
+     * Streams one HTTP/2 connection may carry at once; 0 serves HTTP/1.1 only. Default 1024. HTTP/2 is offered in
+     * cleartext (h2c, by prior knowledge or upgrade) for clients that multiplex many streams over few connections.
+     */
+    public Builder maxConcurrentStreams(int streams) {
+      if (streams < 0) {
+        throw new IllegalArgumentException("maxConcurrentStreams must not be negative: " + streams);
+      }
+      this.maxConcurrentStreams = streams;
       return this;
     }
 

@@ -61,7 +61,10 @@ final class GatewayMetrics {
       "Tokens per request, by type (input, output).", Metrics.TOKENS,
       "tenant", "gen_ai_request_model", "endpoint", "gen_ai_token_type");
 
-  GatewayMetrics(Fleet fleet, IntSupplier queueDepth) {
+  GatewayMetrics(Fleet fleet, IntSupplier queueDepth, IntSupplier active) {
+    registry.gauge("kinference_gateway_active_requests",
+        "Requests being handled now: queued, waiting for a first token, or streaming.",
+        out -> out.accept(new Metrics.Gauge.Sample(List.of(), active.getAsInt())));
     registry.gauge("kinference_gateway_prefix_cache_hit_ratio",
         "Cached prompt tokens / prompt tokens, as the servers reported them, per endpoint.", out -> {
           for (EndpointState e : fleet.endpoints()) {

@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
         CheckCommand.class,
         InspectCommand.class,
         ServeCommand.class,
+        SimServersCommand.class,
     })
 public final class KinferenceCommand implements Runnable {
 

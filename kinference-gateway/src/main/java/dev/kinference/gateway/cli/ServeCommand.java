@@ -70,6 +70,11 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Longest wait in that queue before 503 (default: ${DEFAULT-VALUE}).")
   String queueWait = "30s";
 
+  @Option(names = "--max-streams", defaultValue = "1024", paramLabel = "N",
+      description = "Concurrent streams per HTTP/2 (h2c) connection; 0 serves HTTP/1.1 only (default: "
+          + "${DEFAULT-VALUE}).")
+  int maxStreams = 1024;
+
   @Option(names = "--no-access-log", description = "Do not write one log line per request.")
   boolean noAccessLog;
 
@@ -102,7 +107,7 @@ public final class ServeCommand implements Callable<Integer> {
     Duration idle = duration(idleTimeout, "--idle-timeout");
     Duration wait = duration(queueWait, "--queue-wait");
     b.gateway(g -> g.host(host).port(port).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
-        .queueMaxWait(wait).accessLog(!noAccessLog));
+        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams));
     PolicyGateway gateway;
     try {
       gateway = b.build();
