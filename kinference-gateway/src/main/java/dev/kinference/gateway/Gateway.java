@@ -13,7 +13,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -76,7 +75,6 @@ public final class Gateway implements AutoCloseable {
   private final Server server;
   private final ServerConnector connector;
   private final ScheduledExecutorService ticker;
-  private final ExecutorService clientExecutor;
   private final String host;
   private final int requestedPort;
 
@@ -91,12 +89,9 @@ public final class Gateway implements AutoCloseable {
     this.accessLog = b.accessLog;
     this.debugHeaders = b.debugHeaders;
     this.metrics = new GatewayMetrics(router.fleet(), queue::size, active::size);
-    this.clientExecutor = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "kinference-upstream");
-      t.setDaemon(true);
-      return t;
-    });
-    Executor executor = clientExecutor;
+    // By default the HTTP client's selector thread runs the response callbacks itself: they never block (writes to
+    // clients are asynchronous), and each hand-off to another thread costs more than the work it would move.
+    Executor executor = b.upstreamExecutor != null ? b.upstreamExecutor : Runnable::run;
     this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
         b.requestTimeout, executor);
     this.host = b.host;
@@ -234,7 +229,6 @@ public final class Gateway implements AutoCloseable {
       log.warn("Stopping the gateway's server failed", e);
     }
     upstreams.close();
-    clientExecutor.shutdownNow();
   }
 
   /** Configures a {@link Gateway}; each setter validates its argument. Not thread-safe. */
@@ -256,6 +250,7 @@ public final class Gateway implements AutoCloseable {
     private boolean debugHeaders = true;
     private int maxThreads = 200;
     private int maxConcurrentStreams = 1024;
+    private @Nullable Executor upstreamExecutor;
 
     private Builder() {}
 
@@ -376,6 +371,15 @@ public final class Gateway implements AutoCloseable {
         throw new IllegalArgumentException("maxConcurrentStreams must not be negative: " + streams);
       }
       this.maxConcurrentStreams = streams;
+      return this;
+    }
+
+    /**
+     * Where upstream responses are handled. Default: on the HTTP client's own thread, which suits machines with
+     * few cores; give a pool (not a virtual-thread executor) to spread the work over many cores.
+     */
+    public Builder upstreamExecutor(Executor executor) {
+      this.upstreamExecutor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 

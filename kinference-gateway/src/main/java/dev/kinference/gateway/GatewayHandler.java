@@ -31,6 +31,7 @@ import org.jspecify.annotations.Nullable;
 /** Dispatches by path: inference requests to an {@link Exchange}, the rest answered here. Thread-safe. */
 final class GatewayHandler extends Handler.Abstract {
 
+
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final Gateway g;
