@@ -10,15 +10,15 @@
 # non-streamed chat completions: first closed-loop (16 and 64 connections) for the peak requests/s of each path,
 # then paced at 25%, 50% and 75% of the gateway's peak for latency p50/p99 of direct (one server), nginx and the
 # gateway; "added" is the proxy's percentile minus direct's.
-# Phase "streams": the simulators stream slowly (time scale 0.02: a 64-token answer takes minutes), h2load opens
+# Phase "streams": the simulators stream slowly (time scale 0.01: a 64-token answer takes minutes), h2load opens
 # STREAMS streams over 10 HTTP/2 (h2c) connections to the gateway, and the script samples the gateway's open
 # requests, resident memory and heap while they are held.
 #
-# Installs nginx, wrk and nghttp2-client (h2load) with apt-get when missing. Writes results to bench/results/.
+# Installs nginx, wrk and nghttp2-client (h2load) with apt-get when missing. Writes results to bench-results/proxy/ (not committed).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-OUT="$ROOT/bench/results"
+OUT="$ROOT/bench-results/proxy"
 WORK="$(mktemp -d /tmp/kinference-proxy-bench.XXXXXX)"
 DURATION="${DURATION:-10}"
 STREAMS="${STREAMS:-10000}"
@@ -94,7 +94,7 @@ write_pool() { # dir
 start_gateway() { # extra serve args...
   write_pool "$WORK/config"
   KINFERENCE_JAVA_OPTS="${GATEWAY_JAVA_OPTS:--Xms512m -Xmx2g}" "$KINFERENCE" serve --config "$WORK/config" \
-    --port 0 --no-access-log "$@" >"$WORK/gateway.log" 2>&1 &
+    --port 0 $([ -n "${ACCESS_LOG:-}" ] || echo --no-access-log) "$@" >"$WORK/gateway.log" 2>&1 &
   GATEWAY_PID=$!
   PIDS+=("$GATEWAY_PID")
   for _ in $(seq 1 300); do grep -q "kinference gateway on" "$WORK/gateway.log" 2>/dev/null && break; sleep 0.2; done
@@ -232,9 +232,11 @@ fi
 
 if [[ " $PHASES " == *" streams "* ]]; then
   per_server=$(( (STREAMS + 2) / 3 + 64 ))
-  start_sims --time-scale 0.02 --output-tokens 64 --max-num-seqs "$per_server" --gpu-blocks $(( per_server * 16 ))
+  start_sims --time-scale "${SIM_TIME_SCALE:-0.01}" --output-tokens 64 --max-num-seqs "$per_server" --gpu-blocks $(( per_server * 16 ))
+  # The simulators accept with Java's default listen backlog (50): a burst of thousands of new connections
+  # waits on SYN retransmissions, hence the long connect timeout.
   GATEWAY_JAVA_OPTS="${STREAM_JAVA_OPTS:--Xms512m -Xmx3g}" start_gateway --queue 0 --max-streams 2000 \
-    --first-token-timeout 900s --idle-timeout 900s
+    --connect-timeout 60s --first-token-timeout 900s --idle-timeout 900s
   echo "$BODY" | sed 's/"max_tokens":16,/"stream":true,/' >"$WORK/stream.json"
   conns=10
   per_conn=$(( (STREAMS + conns - 1) / conns ))
@@ -249,23 +251,27 @@ if [[ " $PHASES " == *" streams "* ]]; then
     open=${open%.*}; open=${open:-0}
     rss=$(awk '/VmRSS/{print $2}' "/proc/$GATEWAY_JAVA_PID/status" 2>/dev/null || echo 0)
     echo "$t $open $rss" >>"$samples"
-    if [ "$open" -gt "$max_open" ]; then max_open=$open; rss_at_max=$rss; fi
-    if [ "$open" -ge "$STREAMS" ] && [ -z "${HEAP:-}" ]; then
-      sleep 5
-      HEAP=$(jcmd "$GATEWAY_JAVA_PID" GC.heap_info 2>/dev/null | head -3 | tr '\n' ' ' || true)
-      RSS_HELD=$(awk '/VmRSS/{print $2}' "/proc/$GATEWAY_JAVA_PID/status")
+    if [ "$open" -gt "$max_open" ]; then
+      max_open=$open; rss_at_max=$rss
+      # heap in use at the peak, after a full collection, as jcmd reports it
+      HEAP=$(jcmd "$GATEWAY_JAVA_PID" GC.heap_info 2>/dev/null | awk '/used/{print; exit}' | sed 's/^ *//' || true)
     fi
     if ! kill -0 "$H2_PID" 2>/dev/null; then break; fi
-    if [ -n "${HEAP:-}" ] && [ "$t" -gt 60 ]; then break; fi
+    if [ "$max_open" -ge "$STREAMS" ] && [ "$t" -gt 30 ]; then break; fi
   done
-  kill "$H2_PID" 2>/dev/null || true
+  kill -INT "$H2_PID" 2>/dev/null || true
+  sleep 1
+  curl -s "$GATEWAY_URL/metrics" >"$OUT/streams-gateway-metrics.txt" || true
+  cp "$WORK/h2load.txt" "$OUT/streams-h2load.txt" 2>/dev/null || true
+  tail -50 "$WORK/sims.log" >"$OUT/streams-sims-log.txt" 2>/dev/null || true
+  grep -v " status=200 " "$WORK/gateway.log" | tail -200 >"$OUT/streams-gateway-log.txt" 2>/dev/null || true
   fds=$(ls "/proc/$GATEWAY_JAVA_PID/fd" 2>/dev/null | wc -l)
   {
-    echo "## Concurrent streams (h2load: $conns h2c connections x $per_conn streams, simulators streaming at time scale 0.02)"
+    echo "## Concurrent streams (h2load: $conns h2c connections x $per_conn streams, simulators streaming at time scale ${SIM_TIME_SCALE:-0.01})"
     echo
     echo "Most open requests held by the gateway at once: **$max_open** of $STREAMS (resident memory then:" \
-      "$(( rss_at_max / 1024 )) MiB)."
-    [ -n "${RSS_HELD:-}" ] && echo "With all $STREAMS open for 5 s: resident $(( RSS_HELD / 1024 )) MiB; heap: ${HEAP:-n/a}."
+      "$(( rss_at_max / 1024 )) MiB; heap then: ${HEAP:-n/a})."
+    echo "Errors recorded by the gateway: $(grep '^kinference_gateway_errors_total' "$OUT/streams-gateway-metrics.txt" | tr '\n' ' ')"
     echo "Gateway file descriptors at the end of sampling: $fds."
     echo
     echo "Samples (second, open requests, RSS KiB): $(tr '\n' ';' <"$samples" | head -c 2000)"

@@ -560,8 +560,9 @@ final class Exchange implements AdmissionQueue.Waiter {
         : err instanceof ConnectException ? "connect" : "io";
     int status = err instanceof HttpTimeoutException ? 504 : 502;
     Endpoint e = a.endpoint();
-    if (!e.isExternal() && (err instanceof ConnectException || err instanceof HttpConnectTimeoutException)) {
-      // Passive health: nothing listens there any more. The scraper revives the endpoint when it answers again.
+    if (!e.isExternal() && err instanceof ConnectException) {
+      // Passive health: the connection was refused, nothing listens there any more (a connect timeout may only be
+      // a full accept queue, so it is not counted). The scraper revives the endpoint when it answers again.
       a.decision.endpointState().updateHealth(Health.UNHEALTHY, "the gateway could not connect: " + err);
     }
     if (isCommitted()) {

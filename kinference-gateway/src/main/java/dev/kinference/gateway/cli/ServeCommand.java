@@ -53,6 +53,10 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Address to bind; 0.0.0.0 to serve other hosts (default: ${DEFAULT-VALUE}).")
   String host = "127.0.0.1";
 
+  @Option(names = "--connect-timeout", defaultValue = "2s", paramLabel = "DURATION",
+      description = "Connecting to a local server (default: ${DEFAULT-VALUE}).")
+  String connectTimeout = "2s";
+
   @Option(names = "--first-token-timeout", defaultValue = "60s", paramLabel = "DURATION",
       description = "Wait for a local server's first token before trying the next endpoint (default: "
           + "${DEFAULT-VALUE}).")
@@ -104,9 +108,10 @@ public final class ServeCommand implements Callable<Integer> {
       b.watch(config);
     }
     Duration ftt = duration(firstTokenTimeout, "--first-token-timeout");
+    Duration connect = duration(connectTimeout, "--connect-timeout");
     Duration idle = duration(idleTimeout, "--idle-timeout");
     Duration wait = duration(queueWait, "--queue-wait");
-    b.gateway(g -> g.host(host).port(port).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
+    b.gateway(g -> g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
         .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams));
     PolicyGateway gateway;
     try {
