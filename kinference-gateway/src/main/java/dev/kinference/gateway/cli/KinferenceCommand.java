@@ -15,9 +15,11 @@ import picocli.CommandLine.Command;
     subcommands = {
         CommandLine.HelpCommand.class,
         DemoCommand.class,
+        ServeCommand.class,
         BenchCommand.class,
         CheckCommand.class,
         InspectCommand.class,
+        SimServersCommand.class,
     })
 public final class KinferenceCommand implements Runnable {
 

@@ -1,0 +1,228 @@
+package dev.kinference.gateway;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.kinference.cloud.translate.ApiErrors;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Health;
+import dev.kinference.prompt.TokenizationException;
+import dev.kinference.request.ApiFormat;
+import dev.kinference.request.InferenceRequest;
+import dev.kinference.request.InvalidRequestException;
+import dev.kinference.routing.RequestRejectedException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Promise;
+import org.eclipse.jetty.util.thread.Invocable.InvocationType;
+import org.jspecify.annotations.Nullable;
+
+/** Dispatches by path: inference requests to an {@link Exchange}, the rest answered here. Thread-safe. */
+final class GatewayHandler extends Handler.Abstract {
+
+
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private final Gateway g;
+
+  GatewayHandler(Gateway g) {
+    this.g = g;
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    String path = Request.getPathInContext(request);
+    String method = request.getMethod();
+    boolean post = HttpMethod.POST.is(method);
+    boolean get = HttpMethod.GET.is(method) || HttpMethod.HEAD.is(method);
+    return switch (path) {
+      case "/v1/chat/completions" -> post ? inference(request, response, callback, ApiFormat.OPENAI_CHAT)
+          : methodNotAllowed(request, response, callback, "POST");
+      case "/v1/completions" -> post ? inference(request, response, callback, ApiFormat.OPENAI_COMPLETIONS)
+          : methodNotAllowed(request, response, callback, "POST");
+      case "/v1/messages" -> post ? inference(request, response, callback, ApiFormat.ANTHROPIC_MESSAGES)
+          : methodNotAllowed(request, response, callback, "POST");
+      case "/v1/messages/count_tokens" -> post ? countTokens(request, response, callback)
+          : methodNotAllowed(request, response, callback, "POST");
+      case "/v1/models" -> get ? models(request, response, callback)
+          : methodNotAllowed(request, response, callback, "GET");
+      case "/health", "/healthz", "/livez" -> text(response, callback, 200, "application/json", "{\"status\":\"ok\"}");
+      case "/ready", "/readyz" -> ready(response, callback);
+      case "/metrics" -> text(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8", g.metrics.render());
+      default -> error(response, callback, formatOf(request), 404, "no such path: " + path);
+    };
+  }
+
+  private boolean ready(Response response, Callback callback) {
+    boolean ready = false;
+    for (EndpointState e : g.router.fleet().endpoints()) {
+      if (e.health() == Health.HEALTHY) {
+        ready = true;
+        break;
+      }
+    }
+    return text(response, callback, ready ? 200 : 503, "application/json",
+        ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy endpoint\"}");
+  }
+
+  /** Anthropic clients send {@code anthropic-version}; everyone else gets OpenAI-format errors. */
+  private static ApiFormat formatOf(Request request) {
+    String p = Request.getPathInContext(request);
+    return p.startsWith("/v1/messages") || request.getHeaders().contains("anthropic-version")
+        ? ApiFormat.ANTHROPIC_MESSAGES : ApiFormat.OPENAI_CHAT;
+  }
+
+  private boolean methodNotAllowed(Request request, Response response, Callback callback, String allowed) {
+    response.getHeaders().put(HttpHeader.ALLOW, allowed);
+    return error(response, callback, formatOf(request), 405,
+        request.getMethod() + " is not allowed here; use " + allowed);
+  }
+
+  private boolean inference(Request request, Response response, Callback callback, ApiFormat format) {
+    Exchange x = new Exchange(g, request, response, callback, format);
+    if (!x.authenticate()) {
+      return true;
+    }
+    readBody(request, bytes -> x.start(bytes), (status, message) ->
+        x.respondError(status, message, null, null, status == 413 ? "client_error" : "client_disconnect"));
+    return true;
+  }
+
+  /** Reads the body up to the parser's limit; anything larger is a 413 before parsing. */
+  private void readBody(Request request, Consumer<byte[]> then, BodyFailure failure) {
+    long max = g.parser.maxBodyBytes();
+    long declared = request.getLength();
+    if (declared > max) {
+      failure.fail(413, "body: is too large (" + declared + " > limit " + max + " bytes)");
+      return;
+    }
+    int limit = (int) Math.min(Integer.MAX_VALUE - 16, max + 1);
+    // BLOCKING: what follows parses and routes, which is work for a pool thread, not the selector.
+    Content.Source.asByteArrayAsync(request, limit, Promise.Invocable.from(InvocationType.BLOCKING, (bytes, err) -> {
+      if (err != null) {
+        Throwable cause = err.getCause() != null ? err.getCause() : err;
+        if (cause instanceof IOException) {
+          failure.fail(400, "body could not be read: " + cause.getMessage());
+        } else {
+          failure.fail(413, "body: is too large (limit " + max + " bytes)");
+        }
+      } else if (bytes.length > max) {
+        failure.fail(413, "body: is too large (" + bytes.length + " > limit " + max + " bytes)");
+      } else {
+        then.accept(bytes);
+      }
+    }));
+  }
+
+  @FunctionalInterface
+  private interface BodyFailure {
+    void fail(int status, String message);
+  }
+
+  private boolean countTokens(Request request, Response response, Callback callback) {
+    ApiFormat format = ApiFormat.ANTHROPIC_MESSAGES;
+    try {
+      g.guard.authenticate(format, name -> request.getHeaders().get(name));
+    } catch (RequestRejectedException e) {
+      error(response, callback, format, e.httpStatus(), e.getMessage());
+      return true;
+    }
+    readBody(request, bytes -> {
+      try {
+        ObjectNode root = MAPPER.readTree(bytes) instanceof ObjectNode o ? o : null;
+        if (root == null) {
+          error(response, callback, format, 400, "body: must be a JSON object");
+          return;
+        }
+        if (!root.has("max_tokens")) {
+          root.put("max_tokens", 1); // count_tokens takes no output budget; the parser wants one
+        }
+        InferenceRequest r = g.parser.parse(format, MAPPER.writeValueAsBytes(root));
+        int tokens = r.tokenize(g.router.tokenizer()).tokenCount();
+        text(response, callback, 200, "application/json", "{\"input_tokens\":" + tokens + "}");
+      } catch (InvalidRequestException e) {
+        error(response, callback, format, e.httpStatus(), e.getMessage());
+      } catch (IOException e) {
+        error(response, callback, format, 400, "body: is not valid JSON: " + e.getMessage());
+      } catch (TokenizationException e) {
+        error(response, callback, format, 500, "tokenization failed: " + e.getMessage());
+      }
+    }, (status, message) -> error(response, callback, format, status, message));
+    return true;
+  }
+
+  private boolean models(Request request, Response response, Callback callback) {
+    ApiFormat format = formatOf(request);
+    Caller caller;
+    try {
+      caller = g.guard.authenticate(format, name -> request.getHeaders().get(name));
+    } catch (RequestRejectedException e) {
+      error(response, callback, format, e.httpStatus(), e.getMessage());
+      return true;
+    }
+    List<String> allowed = g.guard.models(caller);
+    TreeSet<String> names = new TreeSet<>();
+    if (allowed != null) {
+      names.addAll(allowed);
+    } else {
+      for (EndpointState e : g.router.fleet().endpoints()) {
+        names.add(e.endpoint().model());
+      }
+    }
+    ObjectNode root = MAPPER.createObjectNode();
+    ArrayNode data;
+    if (format == ApiFormat.ANTHROPIC_MESSAGES) {
+      data = root.putArray("data");
+      for (String n : names) {
+        data.addObject().put("type", "model").put("id", n).put("display_name", n)
+            .put("created_at", "1970-01-01T00:00:00Z");
+      }
+      root.put("has_more", false);
+      if (names.isEmpty()) {
+        root.putNull("first_id");
+        root.putNull("last_id");
+      } else {
+        root.put("first_id", names.first());
+        root.put("last_id", names.last());
+      }
+    } else {
+      root.put("object", "list");
+      data = root.putArray("data");
+      for (String n : names) {
+        data.addObject().put("id", n).put("object", "model").put("created", 0).put("owned_by", "kinference");
+      }
+    }
+    text(response, callback, 200, "application/json", root.toString());
+    return true;
+  }
+
+  static boolean error(Response response, Callback callback, ApiFormat format, int status,
+      @Nullable String message) {
+    byte[] body = ApiErrors.body(format, status, message == null ? "error" : message, null);
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+    response.write(true, ByteBuffer.wrap(body), callback);
+    return true;
+  }
+
+  static boolean text(Response response, Callback callback, int status, String type, String body) {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
+    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+    response.write(true, ByteBuffer.wrap(bytes), callback);
+    return true;
+  }
+}

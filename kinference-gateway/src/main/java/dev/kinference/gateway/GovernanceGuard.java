@@ -1,0 +1,103 @@
+package dev.kinference.gateway;
+
+import dev.kinference.endpoint.Endpoint;
+import dev.kinference.policy.config.PolicyConfig;
+import dev.kinference.policy.engine.Admission;
+import dev.kinference.policy.engine.Governance;
+import dev.kinference.policy.model.Tenant;
+import dev.kinference.request.ApiFormat;
+import dev.kinference.request.InferenceRequest;
+import dev.kinference.routing.Usage;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link RequestGuard} backed by the policy module's {@link Governance}: callers are the configuration's Tenants
+ * (API keys as {@code Authorization: Bearer} or {@code x-api-key}, or a tenant header), admission reserves their
+ * rate limits and budget before routing, and settlement corrects the reservation with the real usage and records
+ * it in the governance's accounting. Thread-safe.
+ */
+public final class GovernanceGuard implements RequestGuard {
+
+  private final Governance governance;
+
+  private GovernanceGuard(Governance governance) {
+    this.governance = Objects.requireNonNull(governance, "governance");
+  }
+
+  public static GovernanceGuard of(Governance governance) {
+    return new GovernanceGuard(governance);
+  }
+
+  public Governance governance() {
+    return governance;
+  }
+
+  @Override
+  public Caller authenticate(ApiFormat format, Function<String, @Nullable String> header) {
+    Map<String, String> headers = new HashMap<>();
+    copy(header, "authorization", headers);
+    copy(header, "x-api-key", headers);
+    for (Tenant t : governance.config().headerTenants()) {
+      Tenant.HeaderMatch h = t.spec().header();
+      if (h != null) {
+        copy(header, h.name().toLowerCase(Locale.ROOT), headers);
+      }
+    }
+    dev.kinference.policy.engine.Caller c = governance.authenticate(headers);
+    return new Caller(c.tenant(), c.keyName());
+  }
+
+  private static void copy(Function<String, @Nullable String> header, String name, Map<String, String> out) {
+    String v = header.apply(name);
+    if (v != null) {
+      out.put(name, v);
+    }
+  }
+
+  @Override
+  public Reservation admit(Caller caller, InferenceRequest request) {
+    Admission admission = governance.reserve(request);
+    return new Reservation() {
+      @Override
+      public InferenceRequest request() {
+        return admission.request();
+      }
+
+      @Override
+      public void settle(Usage usage, Endpoint servedBy, double cost, boolean failed) {
+        if (failed) {
+          admission.fail(usage, servedBy);
+        } else if (usage.equals(Usage.UNKNOWN)) {
+          admission.close(); // no report: count the whole reservation rather than nothing
+        } else {
+          admission.settle(usage, servedBy);
+        }
+      }
+
+      @Override
+      public void release() {
+        admission.cancel();
+      }
+    };
+  }
+
+  @Override
+  public @Nullable List<String> models(Caller caller) {
+    PolicyConfig cfg = governance.config();
+    String tenant = caller.tenant();
+    if (tenant != null) {
+      Tenant t = cfg.tenant(tenant);
+      if (t != null && !t.spec().models().isEmpty()) {
+        return t.spec().models();
+      }
+    }
+    List<String> all = cfg.publicModels();
+    return all.isEmpty() ? null : all;
+  }
+}

@@ -1,0 +1,277 @@
+package dev.kinference.gateway;
+
+import dev.kinference.cache.ApproximateCacheIndex;
+import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.PreciseCacheIndex;
+import dev.kinference.cloud.ExternalProvider;
+import dev.kinference.cloud.ExternalProviders;
+import dev.kinference.cloud.PriceTable;
+import dev.kinference.cloud.Prices;
+import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.Fleet;
+import dev.kinference.endpoint.Saturation;
+import dev.kinference.policy.config.PolicyConfig;
+import dev.kinference.policy.config.PolicyWatcher;
+import dev.kinference.policy.engine.Governance;
+import dev.kinference.policy.engine.YamlPolicyEngine;
+import dev.kinference.policy.model.InferencePool;
+import dev.kinference.policy.model.Price;
+import dev.kinference.routing.Router;
+import dev.kinference.vllm.VllmLabels;
+import dev.kinference.vllm.kvevents.KvEventSubscriptions;
+import dev.kinference.vllm.metrics.MetricsScraper;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A complete gateway assembled from a policy configuration, as {@code kinference serve --config DIR} runs it:
+ * <ul>
+ *   <li>the fleet: every pool's static endpoints and every external provider's models (pools with a label
+ *       selector need a discovery source, such as {@code kinference-k8s-discovery});</li>
+ *   <li>the vLLM module: a {@link MetricsScraper} keeping each local endpoint's load and health current, and, when
+ *       endpoints carry a KV-event address ({@link VllmLabels#KV_EVENTS}), {@link KvEventSubscriptions} feeding a
+ *       {@link PreciseCacheIndex} (otherwise the router's approximate index learns from its own decisions);</li>
+ *   <li>the policy module: the {@link YamlPolicyEngine} in the router, {@link Governance} as the gateway's
+ *       {@link GovernanceGuard} (tenants, limits, budgets, accounting);</li>
+ *   <li>the cloud module: the configuration's ExternalProviders as {@link ExternalProviders} (keys from the
+ *       environment or a file, prices from the provider's models).</li>
+ * </ul>
+ * With {@link Builder#watch} the files are watched: a valid change is applied (fleet membership and providers
+ * follow), an invalid one is refused and the previous configuration stays in force.
+ *
+ * <p>Thread-safe; close it to stop everything it started.
+ */
+public final class PolicyGateway implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(PolicyGateway.class);
+
+  private final @Nullable PolicyWatcher watcher;
+  private final Governance governance;
+  private final Fleet fleet;
+  private final Router router;
+  private final MetricsScraper scraper;
+  private final @Nullable KvEventSubscriptions kvEvents;
+  private final Gateway gateway;
+  private final Function<String, @Nullable String> environment;
+
+  private PolicyGateway(Builder b) throws IOException {
+    Supplier<PolicyConfig> source;
+    if (b.paths != null) {
+      this.watcher = PolicyWatcher.start(b.paths);
+      source = watcher;
+    } else {
+      this.watcher = null;
+      PolicyConfig fixed = Objects.requireNonNull(b.config, "config");
+      source = () -> fixed;
+    }
+    this.environment = b.environment;
+    PolicyConfig cfg = source.get();
+    YamlPolicyEngine engine = YamlPolicyEngine.builder().config(source).saturation(b.saturation).build();
+    this.governance = Governance.builder().engine(engine).build();
+    this.fleet = Fleet.of(cfg.endpoints());
+    boolean precise = b.kvEvents && cfg.endpoints().stream()
+        .anyMatch(e -> !e.isExternal() && e.label(VllmLabels.KV_EVENTS) != null);
+    CacheIndex index = precise ? new PreciseCacheIndex() : new ApproximateCacheIndex();
+    Router.Builder rb = Router.builder().fleet(fleet).cacheIndex(index).policyEngine(engine)
+        .saturation(b.saturation);
+    b.router.accept(rb);
+    this.router = rb.build();
+    this.scraper = MetricsScraper.builder().interval(b.scrapeInterval).build().attach(fleet);
+    this.kvEvents = precise ? KvEventSubscriptions.create(index).attach(fleet) : null;
+    Gateway.Builder gb = Gateway.builder().router(router).providers(providers(cfg, environment))
+        .guard(GovernanceGuard.of(governance)).localPrices(localPrices(cfg));
+    b.gateway.accept(gb);
+    this.gateway = gb.build();
+    if (watcher != null) {
+      watcher.onReload(r -> {
+        if (r.applied()) {
+          PolicyConfig next = Objects.requireNonNull(r.result().config());
+          fleet.setEndpoints(next.endpoints());
+          gateway.updateProviders(providers(next, environment));
+          log.info("Configuration reloaded: {}", next);
+        } else {
+          log.warn("Configuration change refused, the previous one stays in force:\n{}", r.result().report());
+        }
+      });
+    }
+    for (String problem : providers(cfg, environment).problems()) {
+      log.warn("{}", problem);
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The configuration's external providers, for the cloud module. */
+  static ExternalProviders providers(PolicyConfig cfg, Function<String, @Nullable String> environment) {
+    List<ExternalProvider> out = new ArrayList<>();
+    for (dev.kinference.policy.model.ExternalProvider p : cfg.providers()) {
+      var spec = p.spec();
+      ExternalProvider.Builder b = ExternalProvider.builder(p.name()).api(spec.api().yamlName())
+          .baseUri(spec.baseUrl().toString())
+          .connectTimeout(spec.timeouts().connect())
+          .firstTokenTimeout(spec.timeouts().firstToken())
+          .idleTimeout(spec.timeouts().firstToken())
+          .requestTimeout(spec.timeouts().request());
+      if (spec.apiKey().env() != null) {
+        b.apiKeyEnv(Objects.requireNonNull(spec.apiKey().env()));
+      } else if (spec.apiKey().file() != null) {
+        b.apiKeyFile(Path.of(Objects.requireNonNull(spec.apiKey().file())));
+      }
+      for (var m : spec.models()) {
+        Price price = p.priceOf(m.name());
+        b.model(m.name(), prices(price));
+      }
+      out.add(b.build());
+    }
+    return ExternalProviders.builder().providers(out).environment(environment).build();
+  }
+
+  static PriceTable localPrices(PolicyConfig cfg) {
+    Map<String, Prices> prices = new LinkedHashMap<>();
+    for (InferencePool pool : cfg.pools()) {
+      Price p = pool.spec().price();
+      if (p != null) {
+        prices.putIfAbsent(pool.spec().model(), prices(p));
+      }
+    }
+    return PriceTable.of(prices, "USD");
+  }
+
+  private static Prices prices(@Nullable Price p) {
+    return p == null ? Prices.FREE : new Prices(p.input(), p.cachedInputOrInput(), p.output());
+  }
+
+  /** Starts serving. */
+  public PolicyGateway start() {
+    gateway.start();
+    return this;
+  }
+
+  public Gateway gateway() {
+    return gateway;
+  }
+
+  public Router router() {
+    return router;
+  }
+
+  public Fleet fleet() {
+    return fleet;
+  }
+
+  public Governance governance() {
+    return governance;
+  }
+
+  /** The endpoints of the current configuration. */
+  public List<Endpoint> endpoints() {
+    return governance.config().endpoints();
+  }
+
+  @Override
+  public void close() {
+    gateway.close();
+    scraper.close();
+    if (kvEvents != null) {
+      kvEvents.close();
+    }
+    router.close();
+    if (watcher != null) {
+      watcher.close();
+    }
+  }
+
+  /** Configures a {@link PolicyGateway}; not thread-safe. */
+  public static final class Builder {
+    private @Nullable PolicyConfig config;
+    private @Nullable List<Path> paths;
+    private Saturation saturation = Saturation.DEFAULT;
+    private Duration scrapeInterval = Duration.ofMillis(50);
+    private boolean kvEvents = true;
+    private Function<String, @Nullable String> environment = System::getenv;
+    private Consumer<Router.Builder> router = r -> { };
+    private Consumer<Gateway.Builder> gateway = g -> { };
+
+    private Builder() {}
+
+    /** A fixed configuration. */
+    public Builder config(PolicyConfig config) {
+      this.config = Objects.requireNonNull(config, "config");
+      this.paths = null;
+      return this;
+    }
+
+    /** The YAML files or directories to load and watch for changes. */
+    public Builder watch(List<Path> files) {
+      if (files.isEmpty()) {
+        throw new IllegalArgumentException("no configuration files");
+      }
+      this.paths = List.copyOf(files);
+      this.config = null;
+      return this;
+    }
+
+    /** When an endpoint counts as saturated, for the router, the policy and the gateway queue. */
+    public Builder saturation(Saturation saturation) {
+      this.saturation = Objects.requireNonNull(saturation, "saturation");
+      return this;
+    }
+
+    /** How often each server's metrics are scraped. Default 50 ms. */
+    public Builder scrapeInterval(Duration interval) {
+      this.scrapeInterval = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    /** Whether to subscribe to KV events where endpoints publish them. Default true. */
+    public Builder kvEvents(boolean enabled) {
+      this.kvEvents = enabled;
+      return this;
+    }
+
+    /** Where provider keys are looked up. Default {@link System#getenv}. */
+    public Builder environment(Function<String, @Nullable String> lookup) {
+      this.environment = Objects.requireNonNull(lookup, "lookup");
+      return this;
+    }
+
+    /** Adjusts the router (scorers, tokenizer) before it is built. */
+    public Builder router(Consumer<Router.Builder> settings) {
+      this.router = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /** Adjusts the gateway (host, port, timeouts, queue) before it is built. */
+    public Builder gateway(Consumer<Gateway.Builder> settings) {
+      this.gateway = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * Builds everything, without starting the gateway.
+     *
+     * @throws IOException if watched files cannot be read
+     * @throws dev.kinference.policy.config.InvalidConfigException if the configuration has errors
+     */
+    public PolicyGateway build() throws IOException {
+      if (config == null && paths == null) {
+        throw new IllegalStateException("give a configuration or files to watch");
+      }
+      return new PolicyGateway(this);
+    }
+  }
+}

@@ -1,0 +1,204 @@
+package dev.kinference.gateway.cli;
+
+import dev.kinference.gateway.PolicyGateway;
+import dev.kinference.policy.config.InvalidConfigException;
+import dev.kinference.policy.config.PolicyLoader;
+import dev.kinference.sim.server.SimulatedServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kinference serve}: the OpenAI/Anthropic-compatible gateway over the fleet a policy configuration
+ * describes, or, without one, over three simulated vLLM servers started in-process.
+ */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Serves an OpenAI- and Anthropic-compatible API (/v1/chat/completions, /v1/completions, /v1/messages, "
+            + "/v1/messages/count_tokens, /v1/models) plus /health, /ready and /metrics, routing each request "
+            + "cache-aware across the fleet.",
+        "",
+        "With --config, the fleet, tenants, aliases, rules and cloud providers come from the YAML files in DIR "
+            + "(see 'kinference check'); the files are watched and a valid change is applied without a restart. "
+            + "Without --config, three simulated vLLM servers (model Qwen/Qwen3-8B) are started in this process, "
+            + "so the gateway can be tried on any machine.",
+        ""})
+public final class ServeCommand implements Callable<Integer> {
+
+  @CommandLine.Spec
+  @SuppressWarnings("NullAway.Init") // injected by picocli before call()
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = {"-c", "--config"}, paramLabel = "DIR",
+      description = "Policy configuration: a directory of YAML files, or files. Repeatable.")
+  List<Path> config = new ArrayList<>();
+
+  @Option(names = {"-p", "--port"}, defaultValue = "8080", paramLabel = "PORT",
+      description = "Port to listen on; 0 picks a free one (default: ${DEFAULT-VALUE}).")
+  int port = 8080;
+
+  @Option(names = "--host", defaultValue = "127.0.0.1", paramLabel = "ADDRESS",
+      description = "Address to bind; 0.0.0.0 to serve other hosts (default: ${DEFAULT-VALUE}).")
+  String host = "127.0.0.1";
+
+  @Option(names = "--connect-timeout", defaultValue = "2s", paramLabel = "DURATION",
+      description = "Connecting to a local server (default: ${DEFAULT-VALUE}).")
+  String connectTimeout = "2s";
+
+  @Option(names = "--first-token-timeout", defaultValue = "60s", paramLabel = "DURATION",
+      description = "Wait for a local server's first token before trying the next endpoint (default: "
+          + "${DEFAULT-VALUE}).")
+  String firstTokenTimeout = "60s";
+
+  @Option(names = "--idle-timeout", defaultValue = "60s", paramLabel = "DURATION",
+      description = "Longest silence within a stream (default: ${DEFAULT-VALUE}).")
+  String idleTimeout = "60s";
+
+  @Option(names = "--queue", defaultValue = "1024", paramLabel = "N",
+      description = "Requests that may wait when every endpoint is saturated; 0: none (default: ${DEFAULT-VALUE}).")
+  int queue = 1024;
+
+  @Option(names = "--queue-wait", defaultValue = "30s", paramLabel = "DURATION",
+      description = "Longest wait in that queue before 503 (default: ${DEFAULT-VALUE}).")
+  String queueWait = "30s";
+
+  @Option(names = "--max-streams", defaultValue = "1024", paramLabel = "N",
+      description = "Concurrent streams per HTTP/2 (h2c) connection; 0 serves HTTP/1.1 only (default: "
+          + "${DEFAULT-VALUE}).")
+  int maxStreams = 1024;
+
+  @Option(names = "--no-access-log", description = "Do not write one log line per request.")
+  boolean noAccessLog;
+
+  @Option(names = "--sim-servers", defaultValue = "3", paramLabel = "N",
+      description = "Without --config: how many simulated servers (default: ${DEFAULT-VALUE}).")
+  int simServers = 3;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    List<SimulatedServer> sims = new ArrayList<>();
+    PolicyGateway.Builder b = PolicyGateway.builder();
+    if (config.isEmpty()) {
+      for (int i = 0; i < simServers; i++) {
+        sims.add(SimulatedServer.builder("Qwen/Qwen3-8B").name("sim-" + i).start());
+      }
+      b.config(PolicyLoader.load(embeddedConfig(sims), "(embedded: " + simServers + " simulated servers)")
+          .orThrow());
+    } else {
+      for (Path p : config) {
+        if (!Files.exists(p)) {
+          err.println("kinference serve: no such file or directory: " + p);
+          return 2;
+        }
+      }
+      b.watch(config);
+    }
+    Duration ftt = duration(firstTokenTimeout, "--first-token-timeout");
+    Duration connect = duration(connectTimeout, "--connect-timeout");
+    Duration idle = duration(idleTimeout, "--idle-timeout");
+    Duration wait = duration(queueWait, "--queue-wait");
+    b.gateway(g -> g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
+        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams));
+    PolicyGateway gateway;
+    try {
+      gateway = b.build();
+    } catch (InvalidConfigException e) {
+      err.println("kinference serve: the configuration has errors:");
+      err.println(e.getMessage());
+      sims.forEach(SimulatedServer::close);
+      return 1;
+    } catch (IOException e) {
+      err.println("kinference serve: " + e.getMessage());
+      sims.forEach(SimulatedServer::close);
+      return 2;
+    }
+    try {
+      gateway.start();
+    } catch (IllegalStateException e) {
+      err.println("kinference serve: " + e.getMessage());
+      gateway.close();
+      sims.forEach(SimulatedServer::close);
+      return 2;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      gateway.close();
+      sims.forEach(SimulatedServer::close);
+      stopped.countDown();
+    }, "kinference-serve-shutdown"));
+    String base = gateway.gateway().uri().toString();
+    out.println("kinference gateway on " + base + " (" + gateway.fleet().endpoints().size() + " endpoints"
+        + (sims.isEmpty() ? "" : ", simulated") + ")");
+    out.println("  OpenAI:    OPENAI_BASE_URL=" + base + "/v1");
+    out.println("  Anthropic: ANTHROPIC_BASE_URL=" + base);
+    out.println("  try:       curl -s " + base + "/v1/chat/completions -H 'Content-Type: application/json' -d "
+        + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
+        + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
+    out.println("  metrics:   " + base + "/metrics      Ctrl-C stops.");
+    out.flush();
+    stopped.await();
+    return 0;
+  }
+
+  /** A pool over the simulated servers, with their KV-event addresses, open to everyone. */
+  static String embeddedConfig(List<SimulatedServer> sims) {
+    StringBuilder sb = new StringBuilder();
+    sb.append("apiVersion: kinference.dev/v1alpha1\nkind: InferencePool\nmetadata:\n  name: simulated\n")
+        .append("spec:\n  model: Qwen/Qwen3-8B\n  endpoints:\n");
+    for (SimulatedServer s : sims) {
+      sb.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
+      String events = s.kvEventsEndpoint();
+      String replay = s.kvEventsReplayEndpoint();
+      if (events != null) {
+        sb.append("      labels:\n")
+            .append("        ").append(SimulatedServer.KV_EVENTS_ENDPOINT_LABEL).append(": \"").append(events)
+            .append("\"\n");
+        if (replay != null) {
+          sb.append("        ").append(SimulatedServer.KV_EVENTS_REPLAY_LABEL).append(": \"").append(replay)
+              .append("\"\n");
+        }
+        sb.append("        ").append(SimulatedServer.KV_EVENTS_TOPIC_LABEL).append(": \"")
+            .append(s.kvEventsTopic()).append("\"\n");
+      }
+    }
+    sb.append("  blockSize: ").append(sims.isEmpty() ? 16 : sims.get(0).blockSize()).append('\n');
+    return sb.toString();
+  }
+
+  /** {@code 500ms}, {@code 30s}, {@code 2m}, or an ISO-8601 duration. */
+  static Duration duration(String text, String option) {
+    String t = text.trim().toLowerCase(Locale.ROOT);
+    try {
+      if (t.startsWith("p")) {
+        return Duration.parse(text.trim());
+      }
+      if (t.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+      }
+      if (t.endsWith("s")) {
+        return Duration.ofMillis((long) (Double.parseDouble(t.substring(0, t.length() - 1)) * 1000));
+      }
+      if (t.endsWith("m")) {
+        return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)) * 60);
+      }
+      throw new IllegalArgumentException("no unit");
+    } catch (RuntimeException e) {
+      throw new CommandLine.ParameterException(new CommandLine(new ServeCommand()),
+          option + ": not a duration: " + text + " (use 500ms, 30s, 2m)");
+    }
+  }
+}

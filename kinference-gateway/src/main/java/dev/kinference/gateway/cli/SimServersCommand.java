@@ -1,0 +1,101 @@
+package dev.kinference.gateway.cli;
+
+import dev.kinference.sim.server.SimulatedServer;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kinference sim-servers}: simulated vLLM servers on loopback, for trying {@code kinference serve --config}
+ * and for the proxy benchmark ({@code bench/proxy-bench.sh}).
+ */
+@Command(
+    name = "sim-servers",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Starts simulated vLLM servers on 127.0.0.1 (OpenAI and Anthropic APIs, /metrics, /health, KV events over "
+            + "ZMQ) and keeps them running until Ctrl-C. Prints one line per server: its id and base URL.",
+        ""})
+public final class SimServersCommand implements Callable<Integer> {
+
+  @CommandLine.Spec
+  @SuppressWarnings("NullAway.Init") // injected by picocli before call()
+  CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--count", defaultValue = "3", paramLabel = "N", description = "Servers (default: ${DEFAULT-VALUE}).")
+  int count = 3;
+
+  @Option(names = "--model", defaultValue = "Qwen/Qwen3-8B", paramLabel = "NAME",
+      description = "Served model name (default: ${DEFAULT-VALUE}).")
+  String model = "Qwen/Qwen3-8B";
+
+  @Option(names = "--instant", description = "Answer at once (no engine model): for measuring proxies.")
+  boolean instant;
+
+  @Option(names = "--time-scale", defaultValue = "1", paramLabel = "X",
+      description = "Simulated seconds per wall-clock second; below 1 streams slowly (default: ${DEFAULT-VALUE}).")
+  double timeScale = 1;
+
+  @Option(names = "--output-tokens", defaultValue = "64", paramLabel = "N",
+      description = "Output length when a request sets none (default: ${DEFAULT-VALUE}).")
+  int outputTokens = 64;
+
+  @Option(names = "--max-num-seqs", defaultValue = "0", paramLabel = "N",
+      description = "vLLM's --max-num-seqs (default: the engine's).")
+  int maxNumSeqs;
+
+  @Option(names = "--gpu-blocks", defaultValue = "0", paramLabel = "N",
+      description = "KV blocks per server (default: derived from the GPU's memory).")
+  int gpuBlocks;
+
+  @Option(names = "--no-kv-events", description = "Do not publish KV events.")
+  boolean noKvEvents;
+
+  @Option(names = "--urls-file", paramLabel = "FILE", description = "Also write the lines to FILE once all started.")
+  @Nullable Path urlsFile;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    List<SimulatedServer> servers = new ArrayList<>();
+    StringBuilder lines = new StringBuilder();
+    for (int i = 0; i < count; i++) {
+      SimulatedServer.Builder b = SimulatedServer.builder(model).name("sim-" + i).instantResponse(instant)
+          .timeScale(timeScale).defaultOutputTokens(outputTokens).kvEvents(!noKvEvents);
+      if (maxNumSeqs > 0 || gpuBlocks > 0) {
+        b.engine(e -> {
+          if (maxNumSeqs > 0) {
+            e.maxNumSeqs(maxNumSeqs);
+          }
+          if (gpuBlocks > 0) {
+            e.numGpuBlocks(gpuBlocks);
+          }
+        });
+      }
+      SimulatedServer s = b.start();
+      servers.add(s);
+      lines.append(s.name()).append(' ').append(s.baseUri()).append('\n');
+    }
+    out.print(lines);
+    out.flush();
+    if (urlsFile != null) {
+      Files.writeString(urlsFile, lines.toString(), StandardCharsets.UTF_8);
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      servers.forEach(SimulatedServer::close);
+      stopped.countDown();
+    }, "kinference-sim-servers-shutdown"));
+    stopped.await();
+    return 0;
+  }
+}

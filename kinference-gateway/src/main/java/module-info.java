@@ -1,0 +1,25 @@
+/**
+ * Kinference gateway: the reference OpenAI/Anthropic-compatible HTTP gateway and the {@code kinference} command
+ * line.
+ */
+module dev.kinference.gateway {
+  requires transitive dev.kinference.core;
+  requires transitive dev.kinference.cloud;
+  requires static transitive org.jspecify;
+  requires dev.kinference.vllm;
+  requires transitive dev.kinference.policy;
+  requires dev.kinference.sim;
+  requires java.net.http;
+  requires org.eclipse.jetty.server;
+  requires org.eclipse.jetty.http2.server;
+  requires org.eclipse.jetty.http;
+  requires org.eclipse.jetty.io;
+  requires org.eclipse.jetty.util;
+  requires info.picocli;
+  requires org.slf4j;
+
+  exports dev.kinference.gateway;
+
+  // The commands are not API: picocli reaches them reflectively.
+  opens dev.kinference.gateway.cli to info.picocli;
+}

@@ -1,0 +1,187 @@
+package dev.kinference.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.anthropic.client.AnthropicClient;
+import com.anthropic.helpers.MessageAccumulator;
+import com.anthropic.models.messages.Message;
+import com.anthropic.models.messages.MessageCountTokensParams;
+import com.anthropic.models.messages.MessageCreateParams;
+import com.anthropic.models.messages.RawMessageStreamEvent;
+import com.anthropic.models.messages.StopReason;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.openai.client.OpenAIClient;
+import com.openai.core.http.HttpResponseFor;
+import com.openai.core.http.StreamResponse;
+import com.openai.errors.NotFoundException;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import com.openai.models.completions.Completion;
+import com.openai.models.completions.CompletionCreateParams;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The gateway in front of three simulated vLLM servers, called with the official OpenAI and Anthropic SDKs. */
+class GatewayEndToEndTest {
+
+  static final ObjectMapper M = new ObjectMapper();
+  static Harness h;
+  static OpenAIClient openai;
+  static AnthropicClient anthropic;
+
+  @BeforeAll
+  static void start() {
+    h = Harness.builder().start();
+    openai = h.openai();
+    anthropic = h.anthropic();
+  }
+
+  @AfterAll
+  static void stop() {
+    h.close();
+  }
+
+  static ChatCompletionCreateParams.Builder chat(String question) {
+    return ChatCompletionCreateParams.builder().model(Harness.MODEL).addSystemMessage("You are terse.")
+        .addUserMessage(question);
+  }
+
+  @Test
+  void openAiChatIsAnsweredByOneOfTheServersWithItsUsage() {
+    try (HttpResponseFor<ChatCompletion> raw = openai.chat().completions().withRawResponse()
+        .create(chat("Name a colour.").build())) {
+      ChatCompletion c = raw.parse();
+      assertThat(c.model()).isEqualTo(Harness.MODEL);
+      assertThat(c.choices().get(0).message().content().orElseThrow()).isNotBlank();
+      assertThat(c.usage().orElseThrow().completionTokens()).isEqualTo(8);
+      assertThat(raw.headers().values("x-kinference-endpoint")).singleElement().asString().startsWith("vllm-");
+    }
+  }
+
+  @Test
+  void openAiStreamArrivesChunkByChunkWithTheUsageChunkOnlyWhenAsked() {
+    List<ChatCompletionChunk> chunks = new ArrayList<>();
+    try (StreamResponse<ChatCompletionChunk> s = openai.chat().completions().createStreaming(
+        chat("Count to eight.").build())) {
+      s.stream().forEach(chunks::add);
+    }
+    assertThat(chunks.size()).isGreaterThanOrEqualTo(2);
+    assertThat(chunks).allMatch(c -> c.usage().isEmpty());
+    StringBuilder text = new StringBuilder();
+    chunks.forEach(c -> c.choices().forEach(ch -> ch.delta().content().ifPresent(text::append)));
+    assertThat(text.toString().trim().split(" ")).hasSize(8);
+    assertThat(chunks.get(chunks.size() - 1).choices().get(0).finishReason()).isPresent();
+
+    List<ChatCompletionChunk> withUsage = new ArrayList<>();
+    try (StreamResponse<ChatCompletionChunk> s = openai.chat().completions().createStreaming(
+        chat("Count to eight.").streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build())
+            .build())) {
+      s.stream().forEach(withUsage::add);
+    }
+    assertThat(withUsage.get(withUsage.size() - 1).usage().orElseThrow().completionTokens()).isEqualTo(8);
+  }
+
+  @Test
+  void completionsPassThrough() {
+    Completion c = openai.completions().create(CompletionCreateParams.builder()
+        .model(CompletionCreateParams.Model.of(Harness.MODEL)).prompt("Once upon a time").maxTokens(5).build());
+    assertThat(c.choices().get(0).text()).isNotBlank();
+    assertThat(c.usage().orElseThrow().completionTokens()).isEqualTo(5);
+  }
+
+  static MessageCreateParams.Builder message() {
+    return MessageCreateParams.builder().model(Harness.MODEL).maxTokens(64).system("Be brief.")
+        .addUserMessage("Why is the sky blue?");
+  }
+
+  @Test
+  void anthropicMessagesArePassedToTheServersNativeEndpoint() {
+    Message m = anthropic.messages().create(message().build());
+    assertThat(m.content().get(0).asText().text()).isNotBlank();
+    assertThat(m.stopReason()).contains(StopReason.END_TURN);
+    assertThat(m.usage().outputTokens()).isEqualTo(8);
+  }
+
+  @Test
+  void anthropicStreamAccumulatesIntoAMessage() {
+    MessageAccumulator acc = MessageAccumulator.create();
+    try (com.anthropic.core.http.StreamResponse<RawMessageStreamEvent> s =
+        anthropic.messages().createStreaming(message().build())) {
+      s.stream().forEach(acc::accumulate);
+    }
+    Message m = acc.message();
+    assertThat(m.content().get(0).asText().text()).isNotBlank();
+    assertThat(m.usage().outputTokens()).isEqualTo(8);
+    assertThat(m.stopReason()).contains(StopReason.END_TURN);
+  }
+
+  @Test
+  void countTokensUsesTheRoutersTokenizer() {
+    long n = anthropic.messages().countTokens(MessageCountTokensParams.builder().model(Harness.MODEL)
+        .addUserMessage("Why is the sky blue?").build()).inputTokens();
+    assertThat(n).isPositive();
+  }
+
+  @Test
+  void unknownModelIs404InTheFormatOfEachApi() throws Exception {
+    assertThatThrownBy(() -> openai.chat().completions().create(chat("hi").model("no-such-model").build()))
+        .isInstanceOf(NotFoundException.class).hasMessageContaining("no-such-model");
+    assertThatThrownBy(() -> anthropic.messages().create(message().model("no-such-model").build()))
+        .isInstanceOf(com.anthropic.errors.NotFoundException.class).hasMessageContaining("no-such-model");
+    HttpResponse<String> r = h.post("/v1/messages",
+        "{\"model\":\"nope\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    assertThat(r.statusCode()).isEqualTo(404);
+    JsonNode body = M.readTree(r.body());
+    assertThat(body.path("type").asText()).isEqualTo("error");
+    assertThat(body.path("error").path("type").asText()).isEqualTo("not_found_error");
+  }
+
+  @Test
+  void malformedBodiesAre400WithTheFieldNamedAndOversizedOnes413() throws Exception {
+    HttpResponse<String> notJson = h.post("/v1/chat/completions", "{not json");
+    assertThat(notJson.statusCode()).isEqualTo(400);
+    assertThat(M.readTree(notJson.body()).path("error").path("type").asText()).isEqualTo("invalid_request_error");
+
+    HttpResponse<String> noMessages = h.post("/v1/chat/completions", "{\"model\":\"" + Harness.MODEL + "\"}");
+    assertThat(noMessages.statusCode()).isEqualTo(400);
+    assertThat(M.readTree(noMessages.body()).path("error").path("message").asText()).contains("messages");
+
+    HttpResponse<String> noMaxTokens = h.post("/v1/messages",
+        "{\"model\":\"" + Harness.MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    assertThat(noMaxTokens.statusCode()).isEqualTo(400);
+    JsonNode err = M.readTree(noMaxTokens.body());
+    assertThat(err.path("type").asText()).isEqualTo("error");
+    assertThat(err.path("error").path("message").asText()).contains("max_tokens");
+
+    String huge = "{\"model\":\"" + Harness.MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\""
+        + "x".repeat(33 * 1024 * 1024) + "\"}]}";
+    HttpResponse<String> tooLarge = h.post("/v1/chat/completions", huge);
+    assertThat(tooLarge.statusCode()).isEqualTo(413);
+
+    HttpResponse<String> wrongMethod = h.get("/v1/chat/completions");
+    assertThat(wrongMethod.statusCode()).isEqualTo(405);
+  }
+
+  @Test
+  void modelsHealthReadyAndMetrics() throws Exception {
+    HttpResponse<String> models = h.get("/v1/models");
+    assertThat(M.readTree(models.body()).path("data").get(0).path("id").asText()).isEqualTo(Harness.MODEL);
+    HttpResponse<String> anthropicModels = h.get("/v1/models", "anthropic-version", "2023-06-01");
+    assertThat(M.readTree(anthropicModels.body()).path("data").get(0).path("type").asText()).isEqualTo("model");
+    assertThat(h.get("/health").statusCode()).isEqualTo(200);
+    assertThat(h.get("/ready").statusCode()).isEqualTo(200);
+    openai.chat().completions().create(chat("Metrics please.").build());
+    String metrics = h.get("/metrics").body();
+    assertThat(metrics).contains("# TYPE gen_ai_server_request_duration_seconds histogram")
+        .contains("gen_ai_client_token_usage_bucket{").contains("kinference_gateway_requests_total{tenant=\"anonymous\"")
+        .contains("kinference_gateway_routing_decisions_total{");
+  }
+}

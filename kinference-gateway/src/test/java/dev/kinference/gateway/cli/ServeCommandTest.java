@@ -1,0 +1,54 @@
+package dev.kinference.gateway.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kinference.policy.config.LoadResult;
+import dev.kinference.policy.config.PolicyLoader;
+import dev.kinference.sim.server.SimulatedServer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class ServeCommandTest {
+
+  @Test
+  void helpDescribesTheCommand() {
+    StringWriter out = new StringWriter();
+    CommandLine cl = new CommandLine(new KinferenceCommand());
+    cl.setOut(new PrintWriter(out));
+    assertThat(cl.execute("serve", "--help")).isZero();
+    assertThat(out.toString()).contains("--config").contains("--port").contains("/v1/messages");
+  }
+
+  @Test
+  void aMissingConfigurationDirectoryIsAClearErrorNotAStart() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new KinferenceCommand());
+    cl.setErr(new PrintWriter(err));
+    assertThat(cl.execute("serve", "--config", "/no/such/dir", "--port", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("no such file or directory: /no/such/dir");
+  }
+
+  @Test
+  void theEmbeddedConfigurationIsAValidPoolOverTheSimulatedServers() {
+    try (SimulatedServer s = SimulatedServer.builder("Qwen/Qwen3-8B").name("sim-0").start()) {
+      LoadResult r = PolicyLoader.load(ServeCommand.embeddedConfig(List.of(s)), "embedded");
+      assertThat(r.problems()).isEmpty();
+      assertThat(r.orThrow().endpoints()).singleElement().satisfies(e -> {
+        assertThat(e.id()).isEqualTo("sim-0");
+        assertThat(e.label(SimulatedServer.KV_EVENTS_ENDPOINT_LABEL)).isEqualTo(s.kvEventsEndpoint());
+      });
+    }
+  }
+
+  @Test
+  void durationsReadAsPeopleWriteThem() {
+    assertThat(ServeCommand.duration("250ms", "x")).isEqualTo(Duration.ofMillis(250));
+    assertThat(ServeCommand.duration("1.5s", "x")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(ServeCommand.duration("2m", "x")).isEqualTo(Duration.ofMinutes(2));
+    assertThat(ServeCommand.duration("PT3S", "x")).isEqualTo(Duration.ofSeconds(3));
+  }
+}
