@@ -21,6 +21,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$ROOT/bench-results/proxy"
 WORK="$(mktemp -d /tmp/kinference-proxy-bench.XXXXXX)"
 DURATION="${DURATION:-10}"
+REPS="${REPS:-3}"
 STREAMS="${STREAMS:-10000}"
 PHASES="${PHASES:-throughput streams}"
 PIDS=()
@@ -181,22 +182,30 @@ if [[ " $PHASES " == *" throughput "* ]]; then
   start_sims --instant
   start_nginx
   start_gateway --queue 0
-  # Warm up: JIT compilation of the gateway and the simulators.
-  run_wrk "$GATEWAY_URL" 32 0 >/dev/null
-  run_wrk "$NGINX_URL" 32 0 >/dev/null
-  echo "## Peak (closed loop, wrk -t2, ${DURATION}s per run)" >>"$REPORT"
+  url_of() { case $1 in direct) echo "${SIM_URLS[0]}";; nginx) echo "$NGINX_URL";; gateway) echo "$GATEWAY_URL";; esac; }
+  median() { python3 -c "import statistics,sys; print(statistics.median([float(x) for x in sys.argv[1:]]))" "$@"; }
+  # Warm up: JIT compilation of the gateway and the simulators (the machine may be shared and slow).
+  for target in gateway nginx direct gateway; do run_wrk "$(url_of $target)" 32 0 >/dev/null; done
+  echo "## Peak (closed loop, wrk -t2, ${DURATION}s per run, median of $REPS interleaved runs)" >>"$REPORT"
   echo >>"$REPORT"
   echo "| path | connections | requests/s | p50 ms | p99 ms | errors |" >>"$REPORT"
   echo "|---|---|---|---|---|---|" >>"$REPORT"
-  declare -A PEAK
+  declare -A RPS L50 L99 ERR PEAK
+  for rep in $(seq 1 "$REPS"); do
+    for c in 16 64; do
+      for target in direct nginx gateway; do
+        read -r rps p50 p99 err < <(run_wrk "$(url_of $target)" "$c" 0)
+        RPS[$target,$c]="${RPS[$target,$c]:-} $rps"; L50[$target,$c]="${L50[$target,$c]:-} $p50"
+        L99[$target,$c]="${L99[$target,$c]:-} $p99"; ERR[$target,$c]=$(( ${ERR[$target,$c]:-0} + err ))
+        echo "  run $rep: $target c=$c $rps/s p50 $p50 ms p99 $p99 ms" >&2
+      done
+    done
+  done
   for target in direct nginx gateway; do
-    case $target in
-      direct) url="${SIM_URLS[0]}";; nginx) url="$NGINX_URL";; gateway) url="$GATEWAY_URL";;
-    esac
     PEAK[$target]=0
     for c in 16 64; do
-      read -r rps p50 p99 err < <(run_wrk "$url" "$c" 0)
-      echo "| $target | $c | $rps | $p50 | $p99 | $err |" | tee -a "$REPORT"
+      rps=$(median ${RPS[$target,$c]}); rps=${rps%.*}
+      echo "| $target | $c | $rps | $(median ${L50[$target,$c]}) | $(median ${L99[$target,$c]}) | ${ERR[$target,$c]} |" >>"$REPORT"
       if [ "$rps" -gt "${PEAK[$target]}" ]; then PEAK[$target]=$rps; fi
     done
   done
@@ -204,7 +213,7 @@ if [[ " $PHASES " == *" throughput "* ]]; then
   echo "Gateway peak ${PEAK[gateway]} requests/s; nginx peak ${PEAK[nginx]} requests/s; ratio" \
     "$(python3 -c "print(f'{${PEAK[gateway]}/${PEAK[nginx]}:.2f}')")." >>"$REPORT"
   echo >>"$REPORT"
-  echo "## Latency at fixed rates (16 connections paced by wrk's delay())" >>"$REPORT"
+  echo "## Latency at fixed rates (16 connections paced by wrk's delay(); interleaved)" >>"$REPORT"
   echo >>"$REPORT"
   echo "| rate (share of gateway peak) | path | achieved requests/s | p50 ms | p99 ms | added p50 ms | added p99 ms | errors |" >>"$REPORT"
   echo "|---|---|---|---|---|---|---|---|" >>"$REPORT"
@@ -213,17 +222,15 @@ if [[ " $PHASES " == *" throughput "* ]]; then
     interval=$(python3 -c "print(max(1, round(16 * 1000 / $rate)))")
     declare -A P50 P99
     for target in direct nginx gateway; do
-      case $target in
-        direct) url="${SIM_URLS[0]}";; nginx) url="$NGINX_URL";; gateway) url="$GATEWAY_URL";;
-      esac
-      read -r rps p50 p99 err < <(run_wrk "$url" 16 "$interval")
+      read -r rps p50 p99 err < <(run_wrk "$(url_of $target)" 16 "$interval")
       P50[$target]=$p50; P99[$target]=$p99
       if [ "$target" = direct ]; then
-        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | | | $err |" | tee -a "$REPORT"
+        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | | | $err |" >>"$REPORT"
       else
         a50=$(python3 -c "print(f'{$p50-${P50[direct]}:.3f}')"); a99=$(python3 -c "print(f'{$p99-${P99[direct]}:.3f}')")
-        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | $a50 | $a99 | $err |" | tee -a "$REPORT"
+        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | $a50 | $a99 | $err |" >>"$REPORT"
       fi
+      echo "  $share%: $target $rps/s p50 $p50 p99 $p99" >&2
     done
   done
   echo >>"$REPORT"
