@@ -47,7 +47,7 @@ class InspectCommandTest {
       // The two batches were published before anyone listened: only the replay buffer has them.
       Thread publisher = new Thread(() -> {
         List<byte[]> buffer = new ArrayList<>(batches);
-        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (System.nanoTime() < deadline) {
           byte[] identity = router.recv(0);
           if (identity != null) {
@@ -78,7 +78,7 @@ class InspectCommandTest {
       CommandLine cli = new CommandLine(new KinferenceCommand());
       cli.setOut(new PrintWriter(text));
       int status = cli.execute("inspect", "kv-events", "--connect", "tcp://127.0.0.1:" + pubPort,
-          "--replay", "tcp://127.0.0.1:" + replayPort, "--topic", "kv@", "--duration", "1500ms");
+          "--replay", "tcp://127.0.0.1:" + replayPort, "--topic", "kv@", "--duration", "3500ms");
       publisher.join();
 
       assertThat(status).isZero();

@@ -59,6 +59,7 @@ final class KvEventPublisher implements AutoCloseable {
   private final AtomicLong droppedLive = new AtomicLong();
   private final AtomicLong nextSequence = new AtomicLong();
   private final Thread thread;
+  private final java.util.concurrent.atomic.AtomicLong subscriptions = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
 
   // owned by the publisher thread
@@ -79,12 +80,18 @@ final class KvEventPublisher implements AutoCloseable {
     this.replayWithTopic = replayWithTopic;
     this.context = new ZContext(1);
     try {
-      this.pub = context.createSocket(SocketType.PUB);
+      // XPUB rather than PUB: the same wire protocol for subscribers, but it hands us their subscriptions, so a test
+      // can wait until one took effect instead of sleeping past ZeroMQ's slow-joiner window.
+      this.pub = context.createSocket(SocketType.XPUB);
+      pub.setXpubVerbose(true);
       pub.setSndHWM(hwm);
       pub.setLinger(0);
+      // JeroMQ occasionally stalls a fresh connection's greeting; a short handshake limit makes it reconnect.
+      pub.setHandshakeIvl(1_000);
       this.pubPort = bind(pub, host, port);
       this.replay = context.createSocket(SocketType.ROUTER);
       replay.setLinger(0);
+      replay.setHandshakeIvl(1_000);
       this.replayPort = bind(replay, host, replayPort);
     } catch (RuntimeException e) {
       context.close();
@@ -195,6 +202,7 @@ final class KvEventPublisher implements AutoCloseable {
           }
           c = commands.poll();
         }
+        countSubscriptions();
         serviceReplay();
       }
     } catch (InterruptedException e) {
@@ -204,6 +212,19 @@ final class KvEventPublisher implements AutoCloseable {
         log.error("KV-event publisher stopped", e);
       }
     }
+  }
+
+  private void countSubscriptions() {
+    for (byte[] m = pub.recv(ZMQ.DONTWAIT); m != null; m = pub.recv(ZMQ.DONTWAIT)) {
+      if (m.length > 0 && m[0] == 1) {
+        subscriptions.incrementAndGet();
+      }
+    }
+  }
+
+  /** How many subscribe messages subscribers have sent so far (one per subscription, counted on arrival). */
+  long subscriptions() {
+    return subscriptions.get();
   }
 
   private void send(Batch b) {

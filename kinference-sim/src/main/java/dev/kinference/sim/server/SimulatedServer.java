@@ -411,6 +411,12 @@ public final class SimulatedServer implements AutoCloseable {
     return p == null ? 0 : p.nextSequence();
   }
 
+  /** Subscriptions the KV-event publisher has received since it started (a test waits on this, not on a sleep). */
+  public long kvEventSubscriptions() {
+    KvEventPublisher p = publisher;
+    return p == null ? 0 : p.subscriptions();
+  }
+
   /** KV-event batches sent on the live PUB socket (not dropped) since the server was built. */
   public long kvEventBatchesSent() {
     KvEventPublisher p = publisher;

@@ -202,7 +202,7 @@ public final class KvEventDecoder {
         }
         String lora = loraName;
         if (lora == null && hasLoraId) {
-          lora = "#lora-id:" + loraId;
+          lora = "#lora-id:" + Long.toUnsignedString(loraId);
         }
         yield new KvEvent.BlockStored(hashes, hasParent ? Long.valueOf(parent) : null,
             tokens == null ? new int[0] : tokens, blockSize, lora, medium, hasParent ? null : cacheSalt());

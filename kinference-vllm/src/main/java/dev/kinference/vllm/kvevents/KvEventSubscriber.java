@@ -45,7 +45,7 @@ import org.zeromq.ZMonitor;
  *       rejection is logged with its reason; the subscriber keeps running.</li>
  * </ol>
  * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}); a socket
- * that delivers nothing for twice the longest backoff after it was made or its connection dropped is replaced. Since a server that restarted meanwhile may already have published past the last
+ * that delivers nothing for twice the longest backoff plus a second is replaced by a fresh one. Since a server that restarted meanwhile may already have published past the last
  * number seen, the first message after a reconnection is treated like a first message: the endpoint's entries are
  * cleared and rebuilt from what the replay socket still buffers (or from new events).
  *
@@ -55,6 +55,13 @@ import org.zeromq.ZMonitor;
 public final class KvEventSubscriber implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(KvEventSubscriber.class);
+  /**
+   * How long a connection may take to complete its ZMTP greeting before it is dropped and made again. JeroMQ 0.6
+   * occasionally leaves a fresh loopback or LAN connection established but never reads the peer's greeting (about
+   * one connection in a hundred here); ZeroMQ's default of 30 s would leave the subscriber deaf that long.
+   */
+  static final int HANDSHAKE_MILLIS = 1_000;
+
   private static final long NONE = -1;
   private static final long END_OF_REPLAY = -1;
 
@@ -241,6 +248,7 @@ public final class KvEventSubscriber implements AutoCloseable {
         try {
           socket = context().createSocket(SocketType.SUB);
           socket.setLinger(0);
+          socket.setHandshakeIvl(HANDSHAKE_MILLIS);
           socket.setRcvHWM(100_000);
           socket.setReceiveTimeOut((int) receiveTimeout.toMillis());
           socket.setReconnectIVL((int) reconnectMin.toMillis());
@@ -258,7 +266,8 @@ public final class KvEventSubscriber implements AutoCloseable {
           LOG.debug("subscribed to KV events of {} at {}", endpoint.id(), address);
           receiveLoop(socket, monitor);
           backoff = reconnectMin.toMillis();
-        } catch (ZMQException | IllegalStateException e) {
+        } catch (RuntimeException e) {
+          // Whatever JeroMQ throws, the subscriber backs off and reconnects rather than dying silently.
           if (!running) {
             break;
           }
@@ -287,37 +296,35 @@ public final class KvEventSubscriber implements AutoCloseable {
   }
 
   /**
-   * Receives until stopped, or until nothing has arrived for longer than ZeroMQ's reconnection should take since
-   * the socket was made or its connection dropped: then the caller builds a fresh socket. JeroMQ occasionally
-   * reconnects a subscriber at the TCP level yet never delivers a message again (seen against a publisher restarted
-   * on the same port); a fresh socket recovers. A quiet server only costs a cheap reconnection now and then.
+   * Receives until stopped, or until nothing has arrived for longer than ZeroMQ's reconnection should take: then the
+   * caller builds a fresh socket. JeroMQ occasionally reconnects a subscriber at the TCP level yet never delivers a
+   * message again, without reporting a disconnection (seen against a publisher restarted on the same port); a fresh
+   * socket recovers. Since a server restarted unnoticed may publish nothing more for a long time, the replay socket
+   * is asked first whether the server still holds the last batch applied ({@link #checkAfterSilence}). A quiet server
+   * only costs that request and a cheap reconnection now and then; the next message is not treated as a first one,
+   * so its sequence number alone tells whether anything was missed (a gap is replayed).
    */
   private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
     List<byte[]> frames = new ArrayList<>(4);
-    // Nothing received yet counts as down, so a socket that never delivers is replaced too.
-    long downSince = System.nanoTime();
-    boolean down = true;
-    long giveUpNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
+    long silentSince = System.nanoTime();
+    long replaceAfterNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
     while (running) {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
         if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
           disconnected = true;
-          if (!down) {
-            down = true;
-            downSince = System.nanoTime();
-          }
         }
       }
       if (first == null) {
-        if (down && System.nanoTime() - downSince > giveUpNanos) {
-          LOG.debug("KV-event connection of {} to {} is still down; connecting a new socket", endpoint.id(),
-              address);
+        if (System.nanoTime() - silentSince > replaceAfterNanos) {
+          LOG.debug("no KV events from {} at {} for {} ms; checking the replay socket, connecting a new socket",
+              endpoint.id(), address, replaceAfterNanos / 1_000_000);
+          checkAfterSilence();
           return;
         }
         continue;
       }
-      down = false;
+      silentSince = System.nanoTime();
       frames.clear();
       frames.add(first);
       while (socket.hasReceiveMore()) {
@@ -401,10 +408,88 @@ public final class KvEventSubscriber implements AutoCloseable {
    * the entries are cleared first and the remaining batches applied on top.
    */
   private boolean replay(long from, long to) {
-    String where = Objects.requireNonNull(replayAddress);
-    ZMQ.Socket dealer = null;
+    List<Replayed> answer = fetchReplay(from);
+    if (answer == null) {
+      return false;
+    }
     boolean complete = true;
     long next = from;
+    for (Replayed r : answer) {
+      if (!running) {
+        return false;
+      }
+      if (Long.compareUnsigned(r.seq(), next) < 0 || Long.compareUnsigned(r.seq(), to) >= 0) {
+        continue;
+      }
+      if (r.seq() != next) {
+        // The server no longer buffers next..seq-1.
+        complete = false;
+        resync();
+      }
+      apply(r.seq(), r.payload(), true);
+      next = r.seq() + 1;
+    }
+    if (next != to) {
+      if (complete) {
+        resync();
+      }
+      complete = false;
+    }
+    return complete && running;
+  }
+
+  /**
+   * After a silence, asks the replay socket for everything from the last batch applied: a server that still numbers
+   * that batch the same way is current (anything newer is applied); one that does not restarted unnoticed (its
+   * entries are rebuilt from what it buffers, or from new events).
+   */
+  private void checkAfterSilence() {
+    long last = lastSeq;
+    if (replayAddress == null || last == NONE) {
+      return;
+    }
+    List<Replayed> answer = fetchReplay(last);
+    if (answer == null) {
+      return;
+    }
+    if (!answer.isEmpty() && answer.get(0).seq() == last) {
+      for (Replayed r : answer.subList(1, answer.size())) {
+        if (r.seq() != lastSeq + 1) {
+          break; // a hole: the next live message reports it as a gap
+        }
+        apply(r.seq(), r.payload(), true);
+      }
+      return;
+    }
+    restarts.incrementAndGet();
+    long now = answer.isEmpty() ? 0 : answer.get(0).seq();
+    LOG.info("KV-event server of {} no longer holds batch {}: it restarted; rebuilding its entries", endpoint.id(),
+        Long.toUnsignedString(last));
+    resync();
+    lastSeq = NONE;
+    notifyListener(() -> listener.onRestart(endpoint, last, now));
+    List<Replayed> rebuilt = fetchReplay(0);
+    if (rebuilt != null && !rebuilt.isEmpty() && rebuilt.get(0).seq() == 0) {
+      for (Replayed r : rebuilt) {
+        if (lastSeq != NONE && r.seq() != lastSeq + 1) {
+          break;
+        }
+        apply(r.seq(), r.payload(), true);
+      }
+    }
+  }
+
+  /** One replayed batch. */
+  @SuppressWarnings("ArrayRecordComponent") // a frame handed on as is
+  private record Replayed(long seq, byte[] payload) {}
+
+  /**
+   * The replay socket's answer from {@code from} on, in order, without the end marker; null when it does not answer
+   * in time or answers malformed frames (logged).
+   */
+  private @Nullable List<Replayed> fetchReplay(long from) {
+    String where = Objects.requireNonNull(replayAddress);
+    ZMQ.Socket dealer = null;
     try {
       // The request is sent again on a fresh socket when no reply comes soon: a request sent right after
       // connecting is occasionally lost, and a duplicate only costs the server a second answer.
@@ -415,13 +500,14 @@ public final class KvEventSubscriber implements AutoCloseable {
         if (left <= 0 || !running) {
           LOG.warn("replay of KV events {}.. of {} from {} got no answer within {}", Long.toUnsignedString(from),
               endpoint.id(), where, replayTimeout);
-          return false;
+          return null;
         }
         if (dealer != null) {
           dealer.close();
         }
         dealer = context().createSocket(SocketType.DEALER);
         dealer.setLinger(0);
+        dealer.setHandshakeIvl(HANDSHAKE_MILLIS);
         dealer.setReceiveTimeOut((int) Math.max(1, Math.min(left / 1_000_000, 200L << Math.min(attempt, 6))));
         dealer.connect(where);
         dealer.sendMore(new byte[0]);
@@ -430,6 +516,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
       ZMQ.Socket socket = Objects.requireNonNull(dealer);
       socket.setReceiveTimeOut((int) replayTimeout.toMillis());
+      List<Replayed> answer = new ArrayList<>();
       List<byte[]> frames = new ArrayList<>(5);
       while (running) {
         if (first == null) {
@@ -438,7 +525,7 @@ public final class KvEventSubscriber implements AutoCloseable {
         if (first == null) {
           LOG.warn("replay of KV events {}.. of {} from {} timed out after {}", Long.toUnsignedString(from),
               endpoint.id(), where, replayTimeout);
-          return false;
+          return null;
         }
         frames.clear();
         frames.add(first);
@@ -452,38 +539,23 @@ public final class KvEventSubscriber implements AutoCloseable {
         // [seq, payload] (older servers) or [topic, seq, payload] (newer)
         if (frames.size() != 2 && frames.size() != 3) {
           reject("replay reply has " + frames.size() + " frames, expected [seq, payload] or [topic, seq, payload]");
-          return false;
+          return null;
         }
         byte[] seqBytes = frames.get(frames.size() - 2);
         if (seqBytes.length != 8) {
           reject("replay sequence frame has " + seqBytes.length + " bytes, expected 8");
-          return false;
+          return null;
         }
         long seq = toLong(seqBytes);
         if (seq == END_OF_REPLAY) {
-          break;
+          return answer;
         }
-        if (Long.compareUnsigned(seq, next) < 0 || Long.compareUnsigned(seq, to) >= 0) {
-          continue;
-        }
-        if (seq != next) {
-          // The server no longer buffers next..seq-1.
-          complete = false;
-          resync();
-        }
-        apply(seq, frames.get(frames.size() - 1), true);
-        next = seq + 1;
+        answer.add(new Replayed(seq, frames.get(frames.size() - 1)));
       }
-      if (next != to) {
-        if (complete) {
-          resync();
-        }
-        complete = false;
-      }
-      return complete && running;
+      return null;
     } catch (ZMQException e) {
       LOG.warn("replay of KV events of {} from {} failed: {}", endpoint.id(), where, e.toString());
-      return false;
+      return null;
     } finally {
       if (dealer != null) {
         dealer.close();
@@ -641,7 +713,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       return this;
     }
 
-    /** How long to wait for each replay reply before giving up and resynchronising; default 2 s. */
+    /** How long to wait for each replay reply before giving up and resynchronising; default 5 s. */
     public Builder replayTimeout(Duration timeout) {
       this.replayTimeout = positive(timeout, "replayTimeout");
       return this;
