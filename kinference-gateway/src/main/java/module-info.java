@@ -8,6 +8,7 @@ module dev.kinference.gateway {
   requires static transitive org.jspecify;
   requires dev.kinference.vllm;
   requires transitive dev.kinference.policy;
+  requires dev.kinference.k8s;
   requires dev.kinference.sim;
   requires java.net.http;
   requires org.eclipse.jetty.server;

@@ -8,6 +8,7 @@ import dev.kinference.cloud.ExternalProviders;
 import dev.kinference.cloud.PriceTable;
 import dev.kinference.cloud.Prices;
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.endpoint.Fleet;
 import dev.kinference.endpoint.Saturation;
 import dev.kinference.policy.config.PolicyConfig;
@@ -28,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -38,8 +40,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A complete gateway assembled from a policy configuration, as {@code kinference serve --config DIR} runs it:
  * <ul>
- *   <li>the fleet: every pool's static endpoints and every external provider's models (pools with a label
- *       selector need a discovery source, such as {@code kinference-k8s-discovery});</li>
+ *   <li>the fleet: every pool's static endpoints and every external provider's models, plus the servers a
+ *       {@link Builder#discovery discovery source} finds (such as {@code kinference-k8s-discovery});</li>
  *   <li>the vLLM module: a {@link MetricsScraper} keeping each local endpoint's load and health current, and, when
  *       endpoints carry a KV-event address ({@link VllmLabels#KV_EVENTS}), {@link KvEventSubscriptions} feeding a
  *       {@link PreciseCacheIndex} (otherwise the router's approximate index learns from its own decisions);</li>
@@ -65,24 +67,33 @@ public final class PolicyGateway implements AutoCloseable {
   private final @Nullable KvEventSubscriptions kvEvents;
   private final Gateway gateway;
   private final Function<String, @Nullable String> environment;
+  private final @Nullable EndpointSource discovery;
+  private final Supplier<PolicyConfig> source;
+  private final @Nullable AutoCloseable configFeed;
+  private final AtomicReference<PolicyConfig> fedConfig;
+  // Written by the discovery thread, read when a configuration is applied.
+  private volatile List<Endpoint> discovered = List.of();
 
   private PolicyGateway(Builder b) throws IOException {
     Supplier<PolicyConfig> source;
+    this.fedConfig = new AtomicReference<>(b.config != null ? b.config : PolicyConfig.EMPTY);
     if (b.paths != null) {
       this.watcher = PolicyWatcher.start(b.paths);
       source = watcher;
     } else {
       this.watcher = null;
-      PolicyConfig fixed = Objects.requireNonNull(b.config, "config");
-      source = () -> fixed;
+      source = fedConfig::get;
     }
+    this.discovery = b.discovery;
+    this.source = source;
     this.environment = b.environment;
     PolicyConfig cfg = source.get();
     YamlPolicyEngine engine = YamlPolicyEngine.builder().config(source).saturation(b.saturation).build();
     this.governance = Governance.builder().engine(engine).build();
     this.fleet = Fleet.of(cfg.endpoints());
-    boolean precise = b.kvEvents && cfg.endpoints().stream()
-        .anyMatch(e -> !e.isExternal() && e.label(VllmLabels.KV_EVENTS) != null);
+    // Discovered servers may publish KV events (a pod annotation says where); configured ones do when labelled.
+    boolean precise = b.kvEvents && (discovery != null || cfg.endpoints().stream()
+        .anyMatch(e -> !e.isExternal() && e.label(VllmLabels.KV_EVENTS) != null));
     CacheIndex index = precise ? new PreciseCacheIndex() : new ApproximateCacheIndex();
     Router.Builder rb = Router.builder().fleet(fleet).cacheIndex(index).policyEngine(engine)
         .saturation(b.saturation);
@@ -97,13 +108,20 @@ public final class PolicyGateway implements AutoCloseable {
     if (watcher != null) {
       watcher.onReload(r -> {
         if (r.applied()) {
-          PolicyConfig next = Objects.requireNonNull(r.result().config());
-          fleet.setEndpoints(next.endpoints());
-          gateway.updateProviders(providers(next, environment));
-          log.info("Configuration reloaded: {}", next);
+          apply(Objects.requireNonNull(r.result().config()));
         } else {
           log.warn("Configuration change refused, the previous one stays in force:\n{}", r.result().report());
         }
+      });
+    }
+    this.configFeed = b.configFeed == null ? null : b.configFeed.apply(next -> {
+      fedConfig.set(next);
+      apply(next);
+    });
+    if (discovery != null) {
+      discovery.start(found -> {
+        discovered = List.copyOf(found);
+        refreshFleet();
       });
     }
     for (String problem : providers(cfg, environment).problems()) {
@@ -113,6 +131,32 @@ public final class PolicyGateway implements AutoCloseable {
 
   public static Builder builder() {
     return new Builder();
+  }
+
+  private void apply(PolicyConfig next) {
+    refreshFleet();
+    gateway.updateProviders(providers(next, environment));
+    log.info("Configuration applied: {}", next);
+  }
+
+  /**
+   * Sets the fleet to the current configuration's endpoints and the discovered ones. Synchronized: discovery and
+   * configuration changes arrive on different threads, and the last write must reflect both.
+   */
+  private synchronized void refreshFleet() {
+    fleet.setEndpoints(members(source.get()));
+  }
+
+  /** The configuration's endpoints, then the discovered ones whose ids it does not already use. */
+  private List<Endpoint> members(PolicyConfig cfg) {
+    List<Endpoint> discoveredNow = discovered;
+    if (discoveredNow.isEmpty()) {
+      return cfg.endpoints();
+    }
+    Map<String, Endpoint> byId = new LinkedHashMap<>();
+    cfg.endpoints().forEach(e -> byId.put(e.id(), e));
+    discoveredNow.forEach(e -> byId.putIfAbsent(e.id(), e));
+    return List.copyOf(byId.values());
   }
 
   /** The configuration's external providers, for the cloud module. */
@@ -184,6 +228,16 @@ public final class PolicyGateway implements AutoCloseable {
 
   @Override
   public void close() {
+    if (discovery != null) {
+      discovery.close();
+    }
+    if (configFeed != null) {
+      try {
+        configFeed.close();
+      } catch (Exception e) {
+        log.warn("closing the configuration feed failed", e);
+      }
+    }
     gateway.close();
     scraper.close();
     if (kvEvents != null) {
@@ -205,6 +259,8 @@ public final class PolicyGateway implements AutoCloseable {
     private Function<String, @Nullable String> environment = System::getenv;
     private Consumer<Router.Builder> router = r -> { };
     private Consumer<Gateway.Builder> gateway = g -> { };
+    private @Nullable EndpointSource discovery;
+    private @Nullable Function<Consumer<PolicyConfig>, AutoCloseable> configFeed;
 
     private Builder() {}
 
@@ -222,6 +278,28 @@ public final class PolicyGateway implements AutoCloseable {
       }
       this.paths = List.copyOf(files);
       this.config = null;
+      return this;
+    }
+
+    /**
+     * Configurations delivered by someone else, such as {@code PolicyResourceSource} watching custom resources:
+     * {@code subscribe} is called once with the consumer of each new valid configuration and returns what stops
+     * the deliveries (closed with the gateway). Until the first arrives, the configuration given to
+     * {@link #config} is in force (default: {@link PolicyConfig#EMPTY}, which serves every discovered model).
+     */
+    public Builder configFeed(Function<Consumer<PolicyConfig>, AutoCloseable> subscribe) {
+      this.configFeed = Objects.requireNonNull(subscribe, "subscribe");
+      this.paths = null;
+      return this;
+    }
+
+    /**
+     * Servers found by discovery (such as {@code kinference-k8s-discovery}'s {@code KubernetesEndpointSource}),
+     * served next to the configuration's static endpoints; a configured endpoint wins over a discovered one with the
+     * same id. Started by {@link #build} and closed with the gateway.
+     */
+    public Builder discovery(EndpointSource source) {
+      this.discovery = Objects.requireNonNull(source, "source");
       return this;
     }
 
@@ -268,8 +346,8 @@ public final class PolicyGateway implements AutoCloseable {
      * @throws dev.kinference.policy.config.InvalidConfigException if the configuration has errors
      */
     public PolicyGateway build() throws IOException {
-      if (config == null && paths == null) {
-        throw new IllegalStateException("give a configuration or files to watch");
+      if (config == null && paths == null && configFeed == null && discovery == null) {
+        throw new IllegalStateException("give a configuration, files to watch, a configuration feed or discovery");
       }
       return new PolicyGateway(this);
     }

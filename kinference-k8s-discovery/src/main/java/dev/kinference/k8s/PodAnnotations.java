@@ -62,11 +62,14 @@ public final class PodAnnotations {
   /** Endpoint label: the base URI of {@code /metrics} and {@code /health} (read by {@code kinference-vllm}). */
   public static final String METRICS_URI_LABEL = "kinference.dev/metrics-uri";
 
-  /** Endpoint label: the KV-event publisher's address, such as {@code tcp://10.0.0.7:5557}. */
-  public static final String KV_EVENTS_LABEL = "kinference.dev/kv-events";
+  /**
+   * Endpoint label: the KV-event publisher's address, such as {@code tcp://10.0.0.7:5557}; the name
+   * {@code kinference-vllm}'s subscriptions read ({@code VllmLabels.KV_EVENTS}).
+   */
+  public static final String KV_EVENTS_LABEL = "kinference.dev/kv-events-endpoint";
 
-  /** Endpoint label: the KV-event replay address. */
-  public static final String KV_EVENTS_REPLAY_LABEL = "kinference.dev/kv-events-replay";
+  /** Endpoint label: the KV-event replay address ({@code VllmLabels.KV_EVENTS_REPLAY}). */
+  public static final String KV_EVENTS_REPLAY_LABEL = "kinference.dev/kv-events-replay-endpoint";
 
   /** Endpoint label: the KV-event topic. */
   public static final String KV_EVENTS_TOPIC_LABEL = "kinference.dev/kv-events-topic";

@@ -128,6 +128,12 @@ class HelmChartTest {
     assertThat(c.at("/livenessProbe/httpGet/path").asText()).isEqualTo("/health");
     assertThat(c.at("/ports/0/containerPort").asInt()).isEqualTo(8080);
     assertThat(c.at("/envFrom/0/configMapRef/name").asText()).isEqualTo("kinference-config");
+    // The gateway listens beyond loopback, discovers the servers and reads the policy resources (regression: the
+    // chart ran 'serve --port 8080' alone, which serves simulated servers on 127.0.0.1).
+    List<String> args = new ArrayList<>();
+    c.at("/args").forEach(a -> args.add(a.asText()));
+    assertThat(args).containsExactly("serve", "--host", "0.0.0.0", "--port", "8080", "--discovery", "kubernetes",
+        "--policy-namespace", "llm");
     JsonNode svc = render("kinference", "gateway").get("Service/kinference");
     assertThat(svc.at("/spec/selector")).isEqualTo(d.at("/spec/selector/matchLabels"));
     assertThat(svc.at("/spec/ports/0/targetPort").asText()).isEqualTo("http");

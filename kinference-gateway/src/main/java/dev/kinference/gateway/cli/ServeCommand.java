@@ -1,6 +1,10 @@
 package dev.kinference.gateway.cli;
 
+import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.gateway.PolicyGateway;
+import dev.kinference.k8s.PolicyResourceSource;
+import dev.kinference.plugin.PluginSet;
+import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.config.InvalidConfigException;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.sim.server.SimulatedServer;
@@ -12,8 +16,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -34,6 +40,9 @@ import picocli.CommandLine.Option;
             + "(see 'kinference check'); the files are watched and a valid change is applied without a restart. "
             + "Without --config, three simulated vLLM servers (model Qwen/Qwen3-8B) are started in this process, "
             + "so the gateway can be tried on any machine.",
+        "",
+        "On Kubernetes (as the Helm chart runs it): --discovery kubernetes serves the vLLM pods found through the API "
+            + "server, and --policy-namespace NS reads the configuration from Kinference custom resources.",
         ""})
 public final class ServeCommand implements Callable<Integer> {
 
@@ -86,13 +95,47 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Without --config: how many simulated servers (default: ${DEFAULT-VALUE}).")
   int simServers = 3;
 
+  @Option(names = "--discovery", paramLabel = "NAME",
+      description = "Also serve the vLLM servers an endpoint-source plugin finds, by name: 'kubernetes' watches the "
+          + "EndpointSlices of KINFERENCE_K8S_SERVICE or the pods of KINFERENCE_K8S_POD_SELECTOR in "
+          + "KINFERENCE_K8S_NAMESPACE (in-cluster service account, else ~/.kube/config).")
+  @Nullable String discovery;
+
+  @Option(names = "--policy-namespace", paramLabel = "NAMESPACE",
+      description = "Read tenants, pools, aliases, providers and policies from Kinference custom resources in this "
+          + "Kubernetes namespace (watched; an invalid change is refused) instead of --config files.")
+  @Nullable String policyNamespace;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     List<SimulatedServer> sims = new ArrayList<>();
     PolicyGateway.Builder b = PolicyGateway.builder();
-    if (config.isEmpty()) {
+    if (policyNamespace != null && !config.isEmpty()) {
+      err.println("kinference serve: give either --config or --policy-namespace, not both");
+      return 2;
+    }
+    if (discovery != null) {
+      PluginSet<EndpointSource> sources = Plugins.load(EndpointSource.class);
+      Optional<EndpointSource> source = sources.find(discovery);
+      if (source.isEmpty()) {
+        err.println("kinference serve: no endpoint source named '" + discovery + "'; available: "
+            + sources.names());
+        return 2;
+      }
+      b.discovery(source.get());
+    }
+    if (policyNamespace != null) {
+      String namespace = policyNamespace;
+      b.configFeed(deliver -> {
+        PolicyResourceSource resources = PolicyResourceSource.builder().namespace(namespace).build();
+        resources.start(deliver);
+        return resources;
+      });
+    } else if (config.isEmpty() && discovery != null) {
+      b.config(dev.kinference.policy.config.PolicyConfig.EMPTY);
+    } else if (config.isEmpty()) {
       for (int i = 0; i < simServers; i++) {
         sims.add(SimulatedServer.builder("Qwen/Qwen3-8B").name("sim-" + i).start());
       }

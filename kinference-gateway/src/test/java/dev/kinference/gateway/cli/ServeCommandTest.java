@@ -20,7 +20,8 @@ class ServeCommandTest {
     CommandLine cl = new CommandLine(new KinferenceCommand());
     cl.setOut(new PrintWriter(out));
     assertThat(cl.execute("serve", "--help")).isZero();
-    assertThat(out.toString()).contains("--config").contains("--port").contains("/v1/messages");
+    assertThat(out.toString()).contains("--config").contains("--port").contains("/v1/messages")
+        .contains("--discovery").contains("--policy-namespace");
   }
 
   @Test
@@ -30,6 +31,24 @@ class ServeCommandTest {
     cl.setErr(new PrintWriter(err));
     assertThat(cl.execute("serve", "--config", "/no/such/dir", "--port", "0")).isEqualTo(2);
     assertThat(err.toString()).contains("no such file or directory: /no/such/dir");
+  }
+
+  @Test
+  void anUnknownDiscoveryPluginIsNamedWithTheAvailableOnes() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new KinferenceCommand());
+    cl.setErr(new PrintWriter(err));
+    assertThat(cl.execute("serve", "--discovery", "consul", "--port", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("no endpoint source named 'consul'").contains("kubernetes");
+  }
+
+  @Test
+  void policiesComeFromFilesOrFromCustomResourcesNotBoth() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new KinferenceCommand());
+    cl.setErr(new PrintWriter(err));
+    assertThat(cl.execute("serve", "--config", "examples/policies", "--policy-namespace", "llm")).isEqualTo(2);
+    assertThat(err.toString()).contains("either --config or --policy-namespace");
   }
 
   @Test
