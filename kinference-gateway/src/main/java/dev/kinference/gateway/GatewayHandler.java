@@ -112,9 +112,12 @@ final class GatewayHandler extends Handler.Abstract {
     Content.Source.asByteArrayAsync(request, limit, Promise.Invocable.from(InvocationType.BLOCKING, (bytes, err) -> {
       if (err != null) {
         Throwable cause = err.getCause() != null ? err.getCause() : err;
-        if (cause instanceof IOException) {
+        if (cause instanceof java.util.concurrent.TimeoutException) {
+          failure.fail(408, "body: not received in time");
+        } else if (cause instanceof IOException) {
           failure.fail(400, "body could not be read: " + cause.getMessage());
         } else {
+          // Jetty fails a read past the limit with a non-I/O exception.
           failure.fail(413, "body: is too large (limit " + max + " bytes)");
         }
       } else if (bytes.length > max) {
@@ -156,7 +159,10 @@ final class GatewayHandler extends Handler.Abstract {
       } catch (IOException e) {
         error(response, callback, format, 400, "body: is not valid JSON: " + e.getMessage());
       } catch (TokenizationException e) {
-        error(response, callback, format, 500, "tokenization failed: " + e.getMessage());
+        error(response, callback, format, 502, "tokenization failed: " + e.getMessage());
+      } catch (RuntimeException e) {
+        // The callback must complete whatever happens, or the client waits for the idle timeout.
+        error(response, callback, format, 500, "counting tokens failed: " + e);
       }
     }, (status, message) -> error(response, callback, format, status, message));
     return true;

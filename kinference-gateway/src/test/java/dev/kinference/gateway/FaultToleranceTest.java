@@ -49,7 +49,10 @@ class FaultToleranceTest {
         yaml.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
       }
       try (PolicyGateway pg = PolicyGateway.builder().config(PolicyLoader.load(yaml.toString(), "t.yaml").orThrow())
-          .gateway(g -> g.port(0).accessLog(false)).build().start()) {
+          // A request caught by the kill between the victim's engine and its connector stopping may never be
+          // answered: the first-token timeout (60 s by default) is what moves it to another server, so it must be
+          // well below the client's 30 s (regression: one request failed with the client's timeout).
+          .gateway(g -> g.port(0).accessLog(false).firstTokenTimeout(Duration.ofSeconds(5))).build().start()) {
         OpenAIClient client = OpenAIOkHttpClient.builder().baseUrl(pg.gateway().uri() + "/v1").apiKey("x")
             .maxRetries(0).timeout(Duration.ofSeconds(30)).build();
         SimulatedServer victim = sims.server(1);
@@ -121,7 +124,12 @@ class FaultToleranceTest {
       }
       return new Outcome(t, endpoint, chunks, true, "");
     } catch (RuntimeException e) {
-      return new Outcome(t, endpoint, chunks, false, String.valueOf(e));
+      StringBuilder error = new StringBuilder(String.valueOf(e));
+      for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+        error.append(" <- ").append(c);
+      }
+      return new Outcome(t, endpoint, chunks, false, error.append(" after ")
+          .append((System.nanoTime() - t) / 1_000_000).append(" ms").toString());
     }
   }
 }

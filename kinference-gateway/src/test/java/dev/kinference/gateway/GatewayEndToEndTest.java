@@ -163,7 +163,13 @@ class GatewayEndToEndTest {
 
     String huge = "{\"model\":\"" + Harness.MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\""
         + "x".repeat(33 * 1024 * 1024) + "\"}]}";
-    HttpResponse<String> tooLarge = h.post("/v1/chat/completions", huge);
+    // With Expect: 100-continue the gateway answers 413 from the declared length before any of the body is sent.
+    // Without it, the answer can race the upload: over HTTP/2 the gateway then resets the stream and the JDK client
+    // reports the reset instead of the 413 (regression: this test failed with "RST_STREAM received").
+    HttpResponse<String> tooLarge = h.http.send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create(h.gateway.uri() + "/v1/chat/completions"))
+        .expectContinue(true).header("Content-Type", "application/json")
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(huge)).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(tooLarge.statusCode()).isEqualTo(413);
 
     HttpResponse<String> wrongMethod = h.get("/v1/chat/completions");

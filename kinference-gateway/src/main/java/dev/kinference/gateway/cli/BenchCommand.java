@@ -101,7 +101,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    PrintStream stdout = new PrintStream(new WriterOutputStream(spec.commandLine().getOut()), true,
+    PrintStream stdout = new PrintStream(new LineWriterOutputStream(spec.commandLine().getOut()), true,
         StandardCharsets.UTF_8);
     if (calibration) {
       stdout.print(Calibration.table(Calibration.points()));
@@ -124,31 +124,6 @@ public final class BenchCommand implements Callable<Integer> {
 
     RouterNames() {
       super(Routers.ALL);
-    }
-  }
-
-  /** Bridges picocli's writer to the print stream the plan writes to. */
-  private static final class WriterOutputStream extends java.io.OutputStream {
-    private final java.io.PrintWriter writer;
-    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
-
-    WriterOutputStream(java.io.PrintWriter writer) {
-      this.writer = writer;
-    }
-
-    @Override
-    public void write(int b) {
-      line.write(b);
-      if (b == '\n' || b == '\r') {
-        flush();
-      }
-    }
-
-    @Override
-    public void flush() {
-      writer.write(line.toString(StandardCharsets.UTF_8));
-      writer.flush();
-      line.reset();
     }
   }
 }

@@ -84,29 +84,4 @@ public final class DemoCommand implements Callable<Integer> {
       return 1;
     }
   }
-
-  /** Bridges picocli's writer to a print stream, a line (or a progress redraw) at a time. */
-  private static final class LineWriterOutputStream extends java.io.OutputStream {
-    private final java.io.PrintWriter writer;
-    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
-
-    LineWriterOutputStream(java.io.PrintWriter writer) {
-      this.writer = writer;
-    }
-
-    @Override
-    public void write(int b) {
-      line.write(b);
-      if (b == '\n' || b == '\r') {
-        flush();
-      }
-    }
-
-    @Override
-    public void flush() {
-      writer.write(line.toString(StandardCharsets.UTF_8));
-      writer.flush();
-      line.reset();
-    }
-  }
 }
