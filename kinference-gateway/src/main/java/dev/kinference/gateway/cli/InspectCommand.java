@@ -1,5 +1,6 @@
 package dev.kinference.gateway.cli;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.Endpoint;
@@ -283,23 +284,7 @@ public final class InspectCommand implements Runnable {
         return;
       }
       sb.append('"');
-      for (int i = 0; i < s.length(); i++) {
-        char c = s.charAt(i);
-        switch (c) {
-          case '"' -> sb.append("\\\"");
-          case '\\' -> sb.append("\\\\");
-          case '\n' -> sb.append("\\n");
-          case '\r' -> sb.append("\\r");
-          case '\t' -> sb.append("\\t");
-          default -> {
-            if (c < 0x20) {
-              sb.append(String.format("\\u%04x", (int) c));
-            } else {
-              sb.append(c);
-            }
-          }
-        }
-      }
+      JsonStringEncoder.getInstance().quoteAsString(s, sb);
       sb.append('"');
     }
   }

@@ -200,7 +200,10 @@ public final class KvEventSubscriber implements AutoCloseable {
     running = false;
   }
 
-  /** Stops the thread and waits for it (up to a few receive timeouts). Idempotent. */
+  /**
+   * Stops the thread and waits for it: up to a few receive timeouts plus the replay timeout, since a replay in
+   * progress only notices the stop between two replies. Idempotent.
+   */
   @Override
   public void close() {
     running = false;
@@ -210,7 +213,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
     if (t != null && t != Thread.currentThread()) {
       try {
-        t.join(Math.max(2000, 10 * receiveTimeout.toMillis()));
+        t.join(Math.max(2000, 10 * receiveTimeout.toMillis()) + replayTimeout.toMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
