@@ -12,8 +12,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A sliding window of length L is kept as 61 buckets of L/60 each; a reservation is placed in the bucket of its
  * time, and the window counts the current bucket and the 60 before it, so it covers at least L and the limit holds
- * over every window of length L. Buckets later than the caller's time count too, so callers whose clock readings
- * arrive out of order (concurrent threads) never miss each other's reservations. A period counter restarts when a reservation names a new period. A concurrency
+ * over every window of length L. Each counter's time only moves forward: a caller whose clock reading is older than
+ * the counter's latest reservation (it read the clock, then waited for the lock) is served at that latest time, and
+ * its grant says so ({@link Reservation.Granted#atMillis}). Otherwise a caller late by more than the ring would count
+ * buckets that newer reservations had already reused, and exceed the limit. A period counter restarts when a reservation names a new period. A concurrency
  * counter holds reserved amounts until they are settled.
  *
  * <p>Thread-safe without a global lock: each counter has its own lock, and a reservation locks the counters it
@@ -53,6 +55,10 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
           previous = c;
         }
       }
+      long now = nowMillis;
+      for (Counter c : locked) {
+        now = Math.max(now, c.latestMillis);
+      }
       // Several demands may share a counter: check their sum.
       for (int i : order) {
         Demand d = demands.get(i);
@@ -62,15 +68,16 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
             pending += demands.get(j).amount();
           }
         }
-        long used = locked[i].used(d.window(), nowMillis);
+        long used = locked[i].used(d.window(), now);
         if (used + pending > d.limit()) {
-          return new Reservation.Refused(d, used, locked[i].retryAfter(d, used + pending - d.amount(), nowMillis));
+          return new Reservation.Refused(d, used, locked[i].retryAfter(d, used + pending - d.amount(), now));
         }
       }
       for (int i : order) {
-        locked[i].add(demands.get(i), demands.get(i).amount(), nowMillis);
+        locked[i].add(demands.get(i), demands.get(i).amount(), now);
+        locked[i].latestMillis = now;
       }
-      return new Reservation.Granted(demands, nowMillis);
+      return new Reservation.Granted(demands, now);
     } finally {
       Counter previous = null;
       for (int i : order) {
@@ -101,7 +108,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
       }
       c.lock.lock();
       try {
-        c.settle(d, Math.max(0, actual[i]), granted.atMillis(), nowMillis);
+        c.settle(d, Math.max(0, actual[i]), granted.atMillis(), Math.max(nowMillis, c.latestMillis));
       } finally {
         c.lock.unlock();
       }
@@ -116,7 +123,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
     }
     c.lock.lock();
     try {
-      return c.used(window, nowMillis);
+      return c.used(window, Math.max(nowMillis, c.latestMillis));
     } finally {
       c.lock.unlock();
     }
@@ -129,6 +136,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
   /** One key's counts; guarded by its lock. */
   private static final class Counter {
     final ReentrantLock lock = new ReentrantLock();
+    // the time of the latest reservation: the counter's clock never goes back
+    long latestMillis = Long.MIN_VALUE;
     // sliding
     long bucketMillis;
     final long[] epochs = new long[BUCKETS];

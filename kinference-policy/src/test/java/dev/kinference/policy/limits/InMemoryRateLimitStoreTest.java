@@ -30,6 +30,24 @@ class InMemoryRateLimitStoreTest {
     assertThat(store.used("t:tokens", MINUTE, t0 + 61_000)).isEqualTo(41);
   }
 
+  /**
+   * Regression (GovernanceTest.noTenantExceedsItsTokenLimitUnderConcurrency): a caller that read the clock, then
+   * waited for the lock while newer reservations reused the ring's buckets, counted only what was left of its own
+   * window and overran the limit. It is now served at the counter's latest time.
+   */
+  @Test
+  void aLateCallerIsServedAtTheCountersLatestTime() {
+    assertThat(store.tryReserve(List.of(tokens(60)), 0)).isInstanceOf(Reservation.Granted.class);
+    // 61.5 s later: the same ring slot as t = 0, so the 60 are gone from the counter
+    assertThat(store.tryReserve(List.of(tokens(30)), 61_500)).isInstanceOf(Reservation.Granted.class);
+    Reservation late = store.tryReserve(List.of(tokens(70)), 30_000);
+    assertThat(late).isInstanceOfSatisfying(Reservation.Granted.class,
+        g -> assertThat(g.atMillis()).as("served at the latest time").isEqualTo(61_500));
+    assertThat(store.tryReserve(List.of(tokens(1)), 30_000)).as("the window at 61.5 s is full")
+        .isInstanceOf(Reservation.Refused.class);
+    assertThat(store.used("t:tokens", MINUTE, 30_000)).isEqualTo(100);
+  }
+
   @Test
   void settlingCorrectsTheAmountWhileItIsInTheWindow() {
     Reservation.Granted g = (Reservation.Granted) store.tryReserve(List.of(tokens(80)), 0);

@@ -73,6 +73,8 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
   private final Map<URI, Target> targets = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
+  private final java.util.concurrent.@Nullable ExecutorService clientExecutor;
+
   private MetricsScraper(Builder b) {
     this.interval = b.interval;
     this.jitter = b.jitter;
@@ -81,10 +83,12 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     this.healthInterval = b.healthInterval;
     HttpClient c = b.client;
     this.ownClient = c == null;
+    // HttpClient.close() leaves a supplied executor running: it is closed with the client.
+    this.clientExecutor = c != null ? null : Executors.newVirtualThreadPerTaskExecutor();
     this.client = c != null ? c : HttpClient.newBuilder()
         .connectTimeout(b.timeout)
         .version(HttpClient.Version.HTTP_1_1)
-        .executor(Executors.newVirtualThreadPerTaskExecutor())
+        .executor(java.util.Objects.requireNonNull(clientExecutor))
         .build();
     this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "kinference-metrics-scraper");
@@ -154,6 +158,9 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     scheduler.shutdownNow();
     if (ownClient) {
       client.close();
+    }
+    if (clientExecutor != null) {
+      clientExecutor.close();
     }
   }
 
