@@ -1,6 +1,7 @@
 package dev.kinference.gateway.cli;
 
 import dev.kinference.sim.demo.Demo;
+import dev.kinference.sim.demo.RouterView;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -58,6 +59,11 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Directory for the report (default: ${DEFAULT-VALUE}).")
   Path out = Path.of("kinference-report");
 
+  @Option(names = "--index", defaultValue = "precise", paramLabel = "KIND",
+      description = "How the router knows what each server caches: precise (the servers' KV events over ZeroMQ, and "
+          + "their /metrics) or approximate (its own decisions only) (default: ${DEFAULT-VALUE}).")
+  String index = "precise";
+
   @Override
   public Integer call() {
     // the servers' start and stop lines would drown the table; an explicit setting still wins
@@ -68,9 +74,14 @@ public final class DemoCommand implements Callable<Integer> {
         StandardCharsets.UTF_8);
     Demo.Options options;
     try {
+      RouterView view = switch (index) {
+        case "precise" -> new KvEventsDemoView();
+        case "approximate" -> RouterView.ROUTER_ACCOUNTING;
+        default -> throw new IllegalArgumentException("--index must be precise or approximate, not " + index);
+      };
       options = Demo.Options.builder().servers(servers).concurrency(concurrency).timeScale(timeScale)
           .warmup(Duration.ofSeconds(warmup)).measure(Duration.ofSeconds(duration)).seed(seed).reportDir(out)
-          .build();
+          .view(view).build();
     } catch (IllegalArgumentException e) {
       spec.commandLine().getErr().println("kinference demo: " + e.getMessage());
       return 2;

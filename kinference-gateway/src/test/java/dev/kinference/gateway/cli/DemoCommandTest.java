@@ -16,7 +16,7 @@ class DemoCommandTest {
     cli.setOut(new PrintWriter(out));
     assertThat(cli.execute("demo", "--help")).isZero();
     assertThat(out.toString()).contains("Usage: kinference demo").contains("--concurrency").contains("--time-scale")
-        .contains("--out");
+        .contains("--out").contains("--index");
   }
 
   @Test
@@ -26,5 +26,7 @@ class DemoCommandTest {
     cli.setErr(new PrintWriter(err));
     assertThat(cli.execute("demo", "--concurrency", "0")).isEqualTo(2);
     assertThat(err.toString()).contains("concurrency must be positive");
+    assertThat(cli.execute("demo", "--index", "exact")).isEqualTo(2);
+    assertThat(err.toString()).contains("--index must be precise or approximate, not exact");
   }
 }
