@@ -27,11 +27,13 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Promise;
 import org.eclipse.jetty.util.thread.Invocable.InvocationType;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Dispatches by path: inference requests to an {@link Exchange}, the rest answered here. Thread-safe. */
 final class GatewayHandler extends Handler.Abstract {
 
-
+  private static final Logger LOG = LoggerFactory.getLogger(GatewayHandler.class);
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final Gateway g;
@@ -159,10 +161,11 @@ final class GatewayHandler extends Handler.Abstract {
       } catch (IOException e) {
         error(response, callback, format, 400, "body: is not valid JSON: " + e.getMessage());
       } catch (TokenizationException e) {
-        error(response, callback, format, 502, "tokenization failed: " + e.getMessage());
+        error(response, callback, format, 500, "tokenization failed: " + e.getMessage());
       } catch (RuntimeException e) {
         // The callback must complete whatever happens, or the client waits for the idle timeout.
-        error(response, callback, format, 500, "counting tokens failed: " + e);
+        LOG.error("counting tokens failed", e);
+        error(response, callback, format, 500, "counting tokens failed");
       }
     }, (status, message) -> error(response, callback, format, status, message));
     return true;

@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  *   <li>the fleet: every pool's static endpoints and every external provider's models, plus the servers a
  *       {@link Builder#discovery discovery source} finds (such as {@code kinference-k8s-discovery});</li>
  *   <li>the vLLM module: a {@link MetricsScraper} keeping each local endpoint's load and health current, and, when
- *       endpoints carry a KV-event address ({@link VllmLabels#KV_EVENTS}), {@link KvEventSubscriptions} feeding a
- *       {@link PreciseCacheIndex} (otherwise the router's approximate index learns from its own decisions);</li>
+ *       endpoints carry a KV-event address ({@link VllmLabels#KV_EVENTS}) or {@link Builder#preciseIndex} says so,
+ *       {@link KvEventSubscriptions} feeding a {@link PreciseCacheIndex} (otherwise the router's approximate index
+ *       learns from its own decisions);</li>
  *   <li>the policy module: the {@link YamlPolicyEngine} in the router, {@link Governance} as the gateway's
  *       {@link GovernanceGuard} (tenants, limits, budgets, accounting);</li>
  *   <li>the cloud module: the configuration's ExternalProviders as {@link ExternalProviders} (keys from the
@@ -69,7 +70,7 @@ public final class PolicyGateway implements AutoCloseable {
   private final Function<String, @Nullable String> environment;
   private final @Nullable EndpointSource discovery;
   private final Supplier<PolicyConfig> source;
-  private final @Nullable AutoCloseable configFeed;
+  private @Nullable AutoCloseable configFeed;
   private final AtomicReference<PolicyConfig> fedConfig;
   // Written by the discovery thread, read when a configuration is applied.
   private volatile List<Endpoint> discovered = List.of();
@@ -91,8 +92,9 @@ public final class PolicyGateway implements AutoCloseable {
     YamlPolicyEngine engine = YamlPolicyEngine.builder().config(source).saturation(b.saturation).build();
     this.governance = Governance.builder().engine(engine).build();
     this.fleet = Fleet.of(cfg.endpoints());
-    // Discovered servers may publish KV events (a pod annotation says where); configured ones do when labelled.
-    boolean precise = b.kvEvents && (discovery != null || cfg.endpoints().stream()
+    // Without a choice: precise when a configured endpoint publishes KV events. Discovered or fed endpoints are not
+    // known yet, so a deployment relying on them says which it wants (the Helm chart: precise).
+    boolean precise = b.kvEvents && (b.preciseIndex != null ? b.preciseIndex : cfg.endpoints().stream()
         .anyMatch(e -> !e.isExternal() && e.label(VllmLabels.KV_EVENTS) != null));
     CacheIndex index = precise ? new PreciseCacheIndex() : new ApproximateCacheIndex();
     Router.Builder rb = Router.builder().fleet(fleet).cacheIndex(index).policyEngine(engine)
@@ -114,16 +116,25 @@ public final class PolicyGateway implements AutoCloseable {
         }
       });
     }
-    this.configFeed = b.configFeed == null ? null : b.configFeed.apply(next -> {
-      fedConfig.set(next);
-      apply(next);
-    });
-    if (discovery != null) {
-      discovery.start(found -> {
-        discovered = List.copyOf(found);
-        refreshFleet();
+    AutoCloseable feed = null;
+    try {
+      feed = b.configFeed == null ? null : b.configFeed.apply(next -> {
+        fedConfig.set(next);
+        apply(next);
       });
+      if (discovery != null) {
+        discovery.start(found -> {
+          discovered = List.copyOf(found);
+          refreshFleet();
+        });
+      }
+    } catch (RuntimeException e) {
+      // Nothing is left running when the gateway cannot be built (no cluster to discover, say).
+      this.configFeed = feed;
+      close();
+      throw e;
     }
+    this.configFeed = feed;
     for (String problem : providers(cfg, environment).problems()) {
       log.warn("{}", problem);
     }
@@ -228,6 +239,10 @@ public final class PolicyGateway implements AutoCloseable {
 
   @Override
   public void close() {
+    // Sources of change first, so that no reload reaches what is already closed.
+    if (watcher != null) {
+      watcher.close();
+    }
     if (discovery != null) {
       discovery.close();
     }
@@ -244,9 +259,6 @@ public final class PolicyGateway implements AutoCloseable {
       kvEvents.close();
     }
     router.close();
-    if (watcher != null) {
-      watcher.close();
-    }
   }
 
   /** Configures a {@link PolicyGateway}; not thread-safe. */
@@ -261,6 +273,7 @@ public final class PolicyGateway implements AutoCloseable {
     private Consumer<Gateway.Builder> gateway = g -> { };
     private @Nullable EndpointSource discovery;
     private @Nullable Function<Consumer<PolicyConfig>, AutoCloseable> configFeed;
+    private @Nullable Boolean preciseIndex;
 
     private Builder() {}
 
@@ -271,13 +284,23 @@ public final class PolicyGateway implements AutoCloseable {
       return this;
     }
 
-    /** The YAML files or directories to load and watch for changes. */
+    /** The YAML files or directories to load and watch for changes (instead of a configuration feed). */
     public Builder watch(List<Path> files) {
       if (files.isEmpty()) {
         throw new IllegalArgumentException("no configuration files");
       }
       this.paths = List.copyOf(files);
       this.config = null;
+      this.configFeed = null;
+      return this;
+    }
+
+    /**
+     * Whether the router uses the precise index fed by the servers' KV events (true) or the approximate one learned
+     * from its own decisions (false). Default: precise when a configured endpoint carries a KV-event address.
+     */
+    public Builder preciseIndex(boolean precise) {
+      this.preciseIndex = precise;
       return this;
     }
 

@@ -1,6 +1,7 @@
 package dev.kinference.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointSource;
@@ -124,6 +125,32 @@ class PolicyGatewayDiscoveryTest {
       assertThat(source.closed).isTrue();
       assertThat(feedClosed[0]).isTrue();
     }
+  }
+
+  @Test
+  void aDiscoveryThatCannotStartFailsTheBuildAndLeavesNothingRunning() {
+    boolean[] feedClosed = {false};
+    EndpointSource noCluster = new EndpointSource() {
+      @Override
+      public String name() {
+        return "no-cluster";
+      }
+
+      @Override
+      public void start(Consumer<List<Endpoint>> listener) {
+        throw new IllegalStateException("no Kubernetes API server: KUBERNETES_SERVICE_HOST unset, no kubeconfig");
+      }
+
+      @Override
+      public void close() {}
+    };
+    assertThatThrownBy(() -> PolicyGateway.builder()
+        .configFeed(deliver -> () -> feedClosed[0] = true)
+        .discovery(noCluster)
+        .gateway(g -> g.port(0).accessLog(false))
+        .build())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("no Kubernetes API server");
+    assertThat(feedClosed[0]).as("the configuration feed was closed again").isTrue();
   }
 
   @Test

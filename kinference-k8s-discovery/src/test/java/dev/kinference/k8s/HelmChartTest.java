@@ -133,7 +133,7 @@ class HelmChartTest {
     List<String> args = new ArrayList<>();
     c.at("/args").forEach(a -> args.add(a.asText()));
     assertThat(args).containsExactly("serve", "--host", "0.0.0.0", "--port", "8080", "--discovery", "kubernetes",
-        "--policy-namespace", "llm");
+        "--policy-namespace", "llm", "--index", "precise");
     JsonNode svc = render("kinference", "gateway").get("Service/kinference");
     assertThat(svc.at("/spec/selector")).isEqualTo(d.at("/spec/selector/matchLabels"));
     assertThat(svc.at("/spec/ports/0/targetPort").asText()).isEqualTo("http");

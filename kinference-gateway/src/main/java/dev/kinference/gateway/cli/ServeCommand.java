@@ -106,12 +106,28 @@ public final class ServeCommand implements Callable<Integer> {
           + "Kubernetes namespace (watched; an invalid change is refused) instead of --config files.")
   @Nullable String policyNamespace;
 
+  @Option(names = "--index", defaultValue = "auto", paramLabel = "KIND",
+      description = "What the router knows of each server's cache: precise (the servers' KV events), approximate "
+          + "(its own decisions) or auto: precise when a configured endpoint publishes KV events (default: "
+          + "${DEFAULT-VALUE}). With --discovery, say precise when the pods carry the kinference.dev/kv-events "
+          + "annotation.")
+  String index = "auto";
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     List<SimulatedServer> sims = new ArrayList<>();
     PolicyGateway.Builder b = PolicyGateway.builder();
+    switch (index) {
+      case "precise" -> b.preciseIndex(true);
+      case "approximate" -> b.preciseIndex(false);
+      case "auto" -> { }
+      default -> {
+        err.println("kinference serve: --index must be precise, approximate or auto, not " + index);
+        return 2;
+      }
+    }
     if (policyNamespace != null && !config.isEmpty()) {
       err.println("kinference serve: give either --config or --policy-namespace, not both");
       return 2;
@@ -164,7 +180,8 @@ public final class ServeCommand implements Callable<Integer> {
       err.println(e.getMessage());
       sims.forEach(SimulatedServer::close);
       return 1;
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
+      // a discovery that cannot start (no cluster, no kubeconfig) lands here too
       err.println("kinference serve: " + e.getMessage());
       sims.forEach(SimulatedServer::close);
       return 2;

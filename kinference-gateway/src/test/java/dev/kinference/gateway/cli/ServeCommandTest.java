@@ -43,6 +43,15 @@ class ServeCommandTest {
   }
 
   @Test
+  void anUnknownIndexKindIsAClearError() {
+    StringWriter err = new StringWriter();
+    CommandLine cl = new CommandLine(new KinferenceCommand());
+    cl.setErr(new PrintWriter(err));
+    assertThat(cl.execute("serve", "--index", "exact", "--port", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("--index must be precise, approximate or auto, not exact");
+  }
+
+  @Test
   void policiesComeFromFilesOrFromCustomResourcesNotBoth() {
     StringWriter err = new StringWriter();
     CommandLine cl = new CommandLine(new KinferenceCommand());

@@ -151,7 +151,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
     long used(Window w, long now) {
       return switch (w) {
         case Window.Sliding s -> slidingSum(s, now);
-        case Window.Period p -> p.startMillis() == periodStart ? periodTotal : 0;
+        // a late caller's older period counts against the current one: periods never go back either
+        case Window.Period p -> p.startMillis() <= periodStart ? periodTotal : 0;
         case Window.Concurrent c -> held;
       };
     }
@@ -170,7 +171,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
           amounts[b] = saturatedAdd(amounts[b], amount);
         }
         case Window.Period p -> {
-          if (p.startMillis() != periodStart) {
+          if (p.startMillis() > periodStart) {
             periodStart = p.startMillis();
             periodTotal = 0;
           }

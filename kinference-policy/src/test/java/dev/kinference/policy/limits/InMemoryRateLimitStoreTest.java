@@ -99,6 +99,17 @@ class InMemoryRateLimitStoreTest {
     assertThat(store.tryReserve(List.of(d2), 1000)).isInstanceOf(Reservation.Granted.class);
   }
 
+  /** A caller that computed its period before the boundary counts against the new one and does not reset it. */
+  @Test
+  void aLateCallerFromThePreviousPeriodDoesNotWipeTheCurrentOne() {
+    Demand next = new Demand("b", new Window.Period(1000, 2000), 100, 80, "budget");
+    assertThat(store.tryReserve(List.of(next), 1000)).isInstanceOf(Reservation.Granted.class);
+    Demand late = new Demand("b", new Window.Period(0, 1000), 100, 30, "budget");
+    assertThat(store.tryReserve(List.of(late), 999)).as("80 + 30 > 100 in the current period")
+        .isInstanceOf(Reservation.Refused.class);
+    assertThat(store.used("b", new Window.Period(1000, 2000), 1000)).isEqualTo(80);
+  }
+
   @Test
   void theStoreIsFoundByServiceLoader() {
     assertThat(dev.kinference.plugin.Plugins.load(RateLimitStore.class).names()).contains("in-memory");

@@ -7,6 +7,7 @@ import dev.kinference.vllm.VllmLabels;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
@@ -44,10 +45,14 @@ import org.zeromq.ZMonitor;
  *       decode is rejected, counted, and (its events being lost) the endpoint's entries are cleared. Every
  *       rejection is logged with its reason; the subscriber keeps running.</li>
  * </ol>
- * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}); a socket
- * that delivers nothing for twice the longest backoff plus a second is replaced by a fresh one. Since a server that restarted meanwhile may already have published past the last
- * number seen, the first message after a reconnection is treated like a first message: the endpoint's entries are
- * cleared and rebuilt from what the replay socket still buffers (or from new events).
+ * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}). Since a server
+ * that restarted meanwhile may already have published past the last number seen, the first message after a reported
+ * disconnection is treated like a first message: the endpoint's entries are cleared and rebuilt from what the replay
+ * socket still buffers (or from new events). A server silent for twice the longest backoff plus a second is asked
+ * through the replay socket whether it still holds the last batch applied, byte for byte: if it does and has nothing
+ * newer, nothing changes; if it has newer batches they are applied (this socket missed them and is replaced); if not,
+ * it restarted or moved on beyond its buffer, and the entries are rebuilt from what it buffers. Without a replay
+ * socket, a silent socket is replaced only when its connection was reported lost or it never delivered anything.
  *
  * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
  * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
@@ -123,6 +128,8 @@ public final class KvEventSubscriber implements AutoCloseable {
   private @Nullable ZContext ownContext;
   // Written by the subscriber thread only.
   private long lastSeq = NONE;
+  // the last batch applied, as received (frames are fresh arrays): a replay of it must match byte for byte
+  private byte @Nullable [] lastPayload;
   // Set when the monitor reports a dropped connection; written and read by the subscriber thread only.
   private boolean disconnected;
   private static final AtomicLong MONITORS = new AtomicLong();
@@ -299,35 +306,45 @@ public final class KvEventSubscriber implements AutoCloseable {
   }
 
   /**
-   * Receives until stopped, or until nothing has arrived for longer than ZeroMQ's reconnection should take: then the
-   * caller builds a fresh socket. JeroMQ occasionally reconnects a subscriber at the TCP level yet never delivers a
-   * message again, without reporting a disconnection (seen against a publisher restarted on the same port); a fresh
-   * socket recovers. Since a server restarted unnoticed may publish nothing more for a long time, the replay socket
-   * is asked first whether the server still holds the last batch applied ({@link #checkAfterSilence}). A quiet server
-   * only costs that request and a cheap reconnection now and then; the next message is not treated as a first one,
-   * so its sequence number alone tells whether anything was missed (a gap is replayed).
+   * Receives until stopped, or until the socket looks deaf: then the caller builds a fresh one. JeroMQ occasionally
+   * keeps a connection that never delivers again, without reporting it (seen against a publisher restarted on the
+   * same port), so a long silence is checked ({@link #checkAfterSilence}) rather than trusted.
    */
   private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
     List<byte[]> frames = new ArrayList<>(4);
     long silentSince = System.nanoTime();
-    long replaceAfterNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
+    long checkAfterNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
+    boolean delivered = false;
+    boolean lostSinceLastMessage = false;
     while (running) {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
         if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
           disconnected = true;
+          lostSinceLastMessage = true;
         }
       }
       if (first == null) {
-        if (System.nanoTime() - silentSince > replaceAfterNanos) {
-          LOG.debug("no KV events from {} at {} for {} ms; checking the replay socket, connecting a new socket",
-              endpoint.id(), address, replaceAfterNanos / 1_000_000);
-          checkAfterSilence();
-          return;
+        if (System.nanoTime() - silentSince > checkAfterNanos) {
+          boolean replace;
+          try {
+            replace = replayAddress != null ? !checkAfterSilence() : lostSinceLastMessage || !delivered;
+          } catch (RuntimeException e) {
+            LOG.error("checking the KV events of {} after a silence failed; clearing its entries", endpoint.id(), e);
+            resync();
+            replace = true;
+          }
+          if (replace) {
+            LOG.debug("KV-event socket of {} at {} looks deaf; connecting a new one", endpoint.id(), address);
+            return;
+          }
+          silentSince = System.nanoTime();
         }
         continue;
       }
       silentSince = System.nanoTime();
+      delivered = true;
+      lostSinceLastMessage = false;
       frames.clear();
       frames.add(first);
       while (socket.hasReceiveMore()) {
@@ -442,37 +459,48 @@ public final class KvEventSubscriber implements AutoCloseable {
   }
 
   /**
-   * After a silence, asks the replay socket for everything from the last batch applied: a server that still numbers
-   * that batch the same way is current (anything newer is applied); one that does not restarted unnoticed (its
-   * entries are rebuilt from what it buffers, or from new events).
+   * After a silence, asks the replay socket for everything from the last batch applied. Returns true when the server
+   * is current and quiet: it still holds that batch, byte for byte, and nothing newer. Newer batches are applied
+   * (the live socket missed them: false, so it is replaced). A server that no longer holds that batch as we saw it
+   * restarted, or moved on past its buffer: the entries are rebuilt from what it still buffers (false). No answer:
+   * nothing is known, so the entries stay and the socket is replaced (false).
    */
-  private void checkAfterSilence() {
+  private boolean checkAfterSilence() {
     long last = lastSeq;
-    if (replayAddress == null || last == NONE) {
-      return;
+    byte[] lastSeen = lastPayload;
+    if (last == NONE || lastSeen == null) {
+      return false;
     }
     List<Replayed> answer = fetchReplay(last);
     if (answer == null) {
-      return;
+      return false;
     }
-    if (!answer.isEmpty() && answer.get(0).seq() == last) {
+    if (!answer.isEmpty() && answer.get(0).seq() == last && Arrays.equals(answer.get(0).payload(), lastSeen)) {
       for (Replayed r : answer.subList(1, answer.size())) {
         if (r.seq() != lastSeq + 1) {
           break; // a hole: the next live message reports it as a gap
         }
         apply(r.seq(), r.payload(), true);
       }
-      return;
+      return answer.size() == 1;
     }
-    restarts.incrementAndGet();
+    boolean wentBack = answer.isEmpty() || Long.compareUnsigned(answer.get(0).seq(), last) <= 0;
     long now = answer.isEmpty() ? 0 : answer.get(0).seq();
-    LOG.info("KV-event server of {} no longer holds batch {}: it restarted; rebuilding its entries", endpoint.id(),
-        Long.toUnsignedString(last));
+    if (wentBack) {
+      restarts.incrementAndGet();
+      LOG.info("KV-event server of {} no longer holds batch {} as it was: it restarted; rebuilding its entries",
+          endpoint.id(), Long.toUnsignedString(last));
+      notifyListener(() -> listener.onRestart(endpoint, last, now));
+    } else {
+      gaps.incrementAndGet();
+      LOG.warn("KV events {}..{} of {} are no longer buffered by the server; rebuilding its entries",
+          Long.toUnsignedString(last + 1), Long.toUnsignedString(now - 1), endpoint.id());
+      notifyListener(() -> listener.onGap(endpoint, last + 1, now, false));
+    }
     resync();
     lastSeq = NONE;
-    notifyListener(() -> listener.onRestart(endpoint, last, now));
-    List<Replayed> rebuilt = fetchReplay(0);
-    if (rebuilt != null && !rebuilt.isEmpty() && rebuilt.get(0).seq() == 0) {
+    List<Replayed> rebuilt = wentBack ? fetchReplay(0) : answer;
+    if (rebuilt != null) {
       for (Replayed r : rebuilt) {
         if (lastSeq != NONE && r.seq() != lastSeq + 1) {
           break;
@@ -480,6 +508,7 @@ public final class KvEventSubscriber implements AutoCloseable {
         apply(r.seq(), r.payload(), true);
       }
     }
+    return false;
   }
 
   /** One replayed batch. */
@@ -568,6 +597,7 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   private void apply(long seq, byte[] payload, boolean fromReplay) {
     lastSeq = seq;
+    lastPayload = payload;
     KvEventBatch batch;
     try {
       batch = decoder.decode(payload);

@@ -253,6 +253,37 @@ class KvEventSubscriberTest {
     });
   }
 
+  /**
+   * Regression: a server that restarted without the subscriber hearing anything, and had already published past the
+   * last number it had seen, passed the check after a silence (same number, different batch) and its new events
+   * were applied on top of the old process's entries. The batch is now compared byte for byte.
+   */
+  @Test
+  void aServerThatRestartedUnheardIsDetectedAfterASilence() throws Exception {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, true);
+    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
+        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
+        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(500))
+        .build().start();
+    closeables.add(s);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    handshake(p, s, enc);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    workload(p, pool, enc, 10);
+    awaitApplied(s, p);
+    long seen = s.stats().lastSequence();
+
+    p.restart();
+    FakeEnginePool fresh = new FakeEnginePool(MODEL, BLOCK, 40);
+    for (int i = 0; i <= seen + 5; i++) {
+      p.publishLost(enc.encode(i, fresh.process(prompt()), 0)); // only the replay buffer has them
+    }
+    Await.until("restart detected after a silence", () -> s.stats().restarts() > 0, () -> s.stats().toString());
+    awaitApplied(s, p);
+    fresh.assertIndexEquals(index, state);
+  }
+
   @Test
   void aKilledAndRestartedServerIsDetectedAndRebuilt() throws Exception {
     EndpointState state = endpoint("vllm-0");
