@@ -341,9 +341,7 @@ public final class KubernetesEndpointSource implements EndpointSource {
 
     /** Reconnect delays: the first, and the cap of the exponential growth. Defaults 500 ms and 30 s. */
     public Builder backoff(Duration initial, Duration max) {
-      if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
-        throw new IllegalArgumentException("backoff must be positive and max >= initial");
-      }
+      ResourceWatcher.Options.checkBackoff(initial, max);
       this.initialBackoff = initial;
       this.maxBackoff = max;
       return this;

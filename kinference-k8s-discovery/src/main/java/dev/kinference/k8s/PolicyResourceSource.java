@@ -346,9 +346,7 @@ public final class PolicyResourceSource implements AutoCloseable {
     }
 
     public Builder backoff(Duration initial, Duration max) {
-      if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
-        throw new IllegalArgumentException("backoff must be positive and max >= initial");
-      }
+      ResourceWatcher.Options.checkBackoff(initial, max);
       this.initialBackoff = initial;
       this.maxBackoff = max;
       return this;

@@ -51,15 +51,19 @@ final class ResourceWatcher implements AutoCloseable {
   record Options(WatchTransport transport, Duration initialBackoff, Duration maxBackoff, Duration watchTimeout,
       Duration idleTimeout, int pageSize) {
 
+    /** The check every builder's {@code backoff(initial, max)} makes at once, so a bad value fails where set. */
+    static void checkBackoff(Duration initial, Duration max) {
+      if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
+        throw new IllegalArgumentException("backoff must be positive and max >= initial: " + initial + ", " + max);
+      }
+    }
+
     static final Options DEFAULT = new Options(WatchTransport.HTTP_STREAM, Duration.ofMillis(500),
         Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofMinutes(11), 500);
 
     Options {
       Objects.requireNonNull(transport, "transport");
-      if (initialBackoff.isNegative() || initialBackoff.isZero() || maxBackoff.compareTo(initialBackoff) < 0) {
-        throw new IllegalArgumentException("backoff must be positive and max >= initial: " + initialBackoff
-            + ", " + maxBackoff);
-      }
+      checkBackoff(initialBackoff, maxBackoff);
       if (watchTimeout.toSeconds() < 1 || idleTimeout.isNegative() || idleTimeout.isZero()) {
         throw new IllegalArgumentException("watch timeout must be at least 1 s and idle timeout positive");
       }

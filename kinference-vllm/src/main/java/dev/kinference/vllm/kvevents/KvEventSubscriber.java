@@ -476,12 +476,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       return false;
     }
     if (!answer.isEmpty() && answer.get(0).seq() == last && Arrays.equals(answer.get(0).payload(), lastSeen)) {
-      for (Replayed r : answer.subList(1, answer.size())) {
-        if (r.seq() != lastSeq + 1) {
-          break; // a hole: the next live message reports it as a gap
-        }
-        apply(r.seq(), r.payload(), true);
-      }
+      applyWhileConsecutive(answer.subList(1, answer.size())); // after a hole, the next live message reports a gap
       return answer.size() == 1;
     }
     boolean wentBack = answer.isEmpty() || Long.compareUnsigned(answer.get(0).seq(), last) <= 0;
@@ -501,14 +496,19 @@ public final class KvEventSubscriber implements AutoCloseable {
     lastSeq = NONE;
     List<Replayed> rebuilt = wentBack ? fetchReplay(0) : answer;
     if (rebuilt != null) {
-      for (Replayed r : rebuilt) {
-        if (lastSeq != NONE && r.seq() != lastSeq + 1) {
-          break;
-        }
-        apply(r.seq(), r.payload(), true);
-      }
+      applyWhileConsecutive(rebuilt);
     }
     return false;
+  }
+
+  /** Applies replayed batches in order while each follows the last one applied (any first one after a resync). */
+  private void applyWhileConsecutive(List<Replayed> batches) {
+    for (Replayed r : batches) {
+      if (lastSeq != NONE && r.seq() != lastSeq + 1) {
+        return;
+      }
+      apply(r.seq(), r.payload(), true);
+    }
   }
 
   /** One replayed batch. */
