@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -49,16 +50,26 @@ class KvEventsZmqTest {
    * reconnect, as the product's subscriber does (regression: arrayFormatServersSendPositionalEvents).
    */
   ZMQ.Socket subscribe(SimulatedServer s) throws InterruptedException {
+    return subscribe(s, s.kvEventsEndpoint());
+  }
+
+  /**
+   * Subscribes through {@code endpoint}. While waiting, the socket is asked for its events: a ZeroMQ socket handles
+   * the commands of its I/O thread only when its owner uses it, and after a reconnect the command that resends the
+   * subscription would otherwise wait forever (regression: aSubscriberWhoseFirstConnectionStaysSilentIsHeardOnceItReconnects).
+   */
+  ZMQ.Socket subscribe(SimulatedServer s, String endpoint) throws InterruptedException {
     long before = s.kvEventSubscriptions();
     ZMQ.Socket sub = zmq.createSocket(SocketType.SUB);
     sub.setLinger(0);
     sub.setHandshakeIvl(1_000);
     sub.setReceiveTimeOut(15_000);
-    sub.connect(s.kvEventsEndpoint());
+    sub.connect(endpoint);
     sub.subscribe(new byte[0]);
     long deadline = System.nanoTime() + 15_000_000_000L;
     while (s.kvEventSubscriptions() == before) {
       assertThat(System.nanoTime()).as("subscription seen by the publisher within 15 s").isLessThan(deadline);
+      sub.getEvents();
       Thread.sleep(5);
     }
     return sub;
@@ -127,6 +138,21 @@ class KvEventsZmqTest {
       Frames second = receive(sub);
       assertThat(second.seq()).isEqualTo(1);
     }
+  }
+
+  @Test
+  void aSubscriberWhoseFirstConnectionStaysSilentIsHeardOnceItReconnects() throws Exception {
+    try (SimulatedServer s = SimulatedServer.builder(MODEL).timeScale(4).start();
+        SilentFirstConnectionRelay relay = new SilentFirstConnectionRelay(portOf(s.kvEventsEndpoint()))) {
+      ZMQ.Socket sub = subscribe(s, relay.endpoint());
+      chat(s, "Hello" + longText(40));
+      assertThat(receive(sub).seq()).isZero();
+    }
+  }
+
+  static int portOf(@Nullable String endpoint) {
+    assertThat(endpoint).isNotNull();
+    return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
   }
 
   @Test
