@@ -167,7 +167,7 @@ PY
 machine() {
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GB RAM," \
     "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg); $("$NGINX" -v 2>&1 | cut -d/ -f2) nginx, wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}')," \
-    "$(java -version 2>&1 | head -1 || true)"
+    "the gateway on $(. "$ROOT/.mvn/select-jdk.sh" >/dev/null 2>&1; "${JAVA_HOME:+$JAVA_HOME/bin/}java" -version 2>&1 | head -1 || true)"
 }
 
 REPORT="$OUT/proxy-bench-$(date +%Y%m%d-%H%M%S).md"

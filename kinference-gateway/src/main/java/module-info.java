@@ -12,6 +12,7 @@ module dev.kinference.gateway {
   requires dev.kinference.sim;
   requires java.net.http;
   requires org.eclipse.jetty.server;
+  requires org.eclipse.jetty.client;
   requires org.eclipse.jetty.http2.server;
   requires org.eclipse.jetty.http;
   requires org.eclipse.jetty.io;

@@ -24,6 +24,7 @@ import dev.kinference.routing.Usage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -32,14 +33,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Invocable;
+import org.eclipse.jetty.util.thread.Invocable.InvocationType;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -374,6 +380,11 @@ final class Exchange implements AdmissionQueue.Waiter {
     volatile long lastActivityNanos = sentNanos;
     volatile Flow.@Nullable Subscription subscription;
     volatile @Nullable CompletableFuture<?> future;
+    volatile org.eclipse.jetty.client.@Nullable Request localRequest;
+    volatile Content.@Nullable Source localStream;
+    volatile boolean localStreamEnded;
+    /** Non-blocking (it parses and hands bytes to asynchronous writes), so Jetty may run it without a thread hop. */
+    private final Runnable readLocalStreamTask = Invocable.from(InvocationType.NON_BLOCKING, this::readLocalStream);
     volatile boolean cancelled;
     boolean sawFirstToken;
 
@@ -403,14 +414,96 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
 
     void send() {
-      CompletableFuture<HttpResponse<Void>> f =
-          prepared.client().sendAsync(prepared.request(), this::onHeaders);
+      switch (prepared.call()) {
+        case Upstreams.LocalCall local -> sendLocal(local.request());
+        case Upstreams.ProviderCall provider -> sendToProvider(provider);
+      }
+    }
+
+    private void sendToProvider(Upstreams.ProviderCall call) {
+      CompletableFuture<HttpResponse<Void>> f = call.client().sendAsync(call.request(), this::onHeaders);
       future = f;
       CompletableFuture<?> unused = f.whenComplete((r, err) -> {
         if (err != null) {
           onAttemptFailed(this, unwrap(err));
         }
       });
+    }
+
+    /**
+     * Sends through the Jetty client. Every failure, before or after the headers, reaches the completion listener;
+     * the body readers only stop on one.
+     */
+    private void sendLocal(org.eclipse.jetty.client.Request r) {
+      localRequest = r;
+      r.onResponseContentSource(this::onLocalResponse);
+      r.send(result -> {
+        if (!result.isFailed()) {
+          return;
+        }
+        if (localStream != null) {
+          // A failure after the headers of a stream: Jetty may report it here before the body reader sees it.
+          localStreamEnded = true;
+          onStreamEnd(this, result.getFailure());
+        } else {
+          onAttemptFailed(this, result.getFailure());
+        }
+      });
+      if (cancelled) {
+        CompletableFuture<Boolean> unused = r.abort(new CancellationException("cancelled by the gateway"));
+      }
+    }
+
+    private void onLocalResponse(org.eclipse.jetty.client.Response response, Content.Source source) {
+      int status = response.getStatus();
+      if (status / 100 != 2) {
+        String retryAfter = response.getHeaders().get(HttpHeader.RETRY_AFTER);
+        new LocalBody(source, MAX_ERROR_BODY, bytes -> onUpstreamStatus(this, status, bytes, retryAfter)).run();
+      } else if (translator != null) {
+        localStream = source;
+        readLocalStream();
+      } else {
+        new LocalBody(source, MAX_UPSTREAM_BODY, bytes -> onFullBody(this, bytes)).run();
+      }
+    }
+
+    /**
+     * Hands what the local server streamed so far to {@link #onStreamData}, which asks for more
+     * ({@link #requestMore}) once it has been written to the client: the client's pace is the upstream's.
+     */
+    private void readLocalStream() {
+      Content.Source source = java.util.Objects.requireNonNull(localStream);
+      while (true) {
+        Content.Chunk chunk = source.read();
+        if (chunk == null) {
+          source.demand(readLocalStreamTask);
+          return;
+        }
+        if (Content.Chunk.isFailure(chunk)) {
+          localStreamEnded = true;
+          onStreamEnd(this, chunk.getFailure());
+          return;
+        }
+        boolean last = chunk.isLast();
+        localStreamEnded = last;
+        ByteBuffer bytes = chunk.getByteBuffer();
+        if (bytes.hasRemaining()) {
+          try {
+            onStreamData(this, List.of(bytes));
+          } finally {
+            chunk.release();
+          }
+          if (last) {
+            onStreamEnd(this, null);
+          }
+          return;
+        }
+        chunk.release();
+        if (last) {
+          onStreamEnd(this, null);
+          return;
+        }
+      }
     }
 
     private HttpResponse.BodySubscriber<Void> onHeaders(HttpResponse.ResponseInfo info) {
@@ -427,6 +520,10 @@ final class Exchange implements AdmissionQueue.Waiter {
 
     void cancel() {
       cancelled = true;
+      org.eclipse.jetty.client.Request r = localRequest;
+      if (r != null) {
+        CompletableFuture<Boolean> unused = r.abort(new CancellationException("cancelled by the gateway"));
+      }
       Flow.Subscription s = subscription;
       if (s != null) {
         s.cancel();
@@ -463,6 +560,13 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
 
     void requestMore() {
+      Content.Source local = localStream;
+      if (local != null) {
+        if (!cancelled && !localStreamEnded) {
+          local.demand(readLocalStreamTask);
+        }
+        return;
+      }
       Flow.Subscription s = subscription;
       if (s != null && !cancelled) {
         s.request(1);
@@ -555,20 +659,23 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (a.cancelled) {
       return;
     }
-    String cause = err instanceof HttpConnectTimeoutException ? "connect_timeout"
-        : err instanceof HttpTimeoutException ? "timeout"
+    // java.net.http (providers) and Jetty (local servers) name the same failures differently; Jetty's only
+    // SocketTimeoutException is its connect timeout.
+    boolean connectTimeout = err instanceof HttpConnectTimeoutException || err instanceof SocketTimeoutException;
+    boolean timeout = connectTimeout || err instanceof HttpTimeoutException || err instanceof TimeoutException;
+    String cause = connectTimeout ? "connect_timeout" : timeout ? "timeout"
         : err instanceof ConnectException ? "connect" : "io";
-    int status = err instanceof HttpTimeoutException ? 504 : 502;
+    int status = timeout ? 504 : 502;
     Endpoint e = a.endpoint();
     if (!e.isExternal() && err instanceof ConnectException) {
       // Passive health: the connection was refused, nothing listens there any more (a connect timeout may only be
       // a full accept queue, so it is not counted). The scraper revives the endpoint when it answers again.
-      a.decision.endpointState().updateHealth(Health.UNHEALTHY, "the gateway could not connect: " + err);
+      a.decision.endpointState().updateHealth(Health.UNHEALTHY, "the gateway could not connect: " + describe(err));
     }
     if (isCommitted()) {
-      midStreamFailure(a, "upstream " + a.endpoint().id() + " failed: " + err);
+      midStreamFailure(a, "upstream " + a.endpoint().id() + " failed: " + describe(err));
     } else {
-      retry(a, cause, status, String.valueOf(err));
+      retry(a, cause, status, describe(err));
     }
   }
 
@@ -789,12 +896,12 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
     if (toWrite == null) {
       retry(a, error != null ? "io" : t.upstreamError() != null ? "error_event" : "truncated", 502,
-          error != null ? String.valueOf(error) : t.upstreamError() != null ? "error event: " + t.upstreamError()
+          error != null ? describe(error) : t.upstreamError() != null ? "error event: " + t.upstreamError()
               : "the stream ended before any content");
       return;
     }
     if (!ok) {
-      String reason = error != null ? "upstream " + a.endpoint().id() + " failed mid-stream: " + error
+      String reason = error != null ? "upstream " + a.endpoint().id() + " failed mid-stream: " + describe(error)
           : t.upstreamError() != null ? null
           : "upstream " + a.endpoint().id() + " ended the stream early";
       midStreamFailure(a, reason, toWrite);
@@ -1062,6 +1169,17 @@ final class Exchange implements AdmissionQueue.Waiter {
     return out;
   }
 
+  /**
+   * A transport failure as clients may read it: its kind and a short message. Jetty puts its whole connection state
+   * into some messages, which is neither readable nor the client's business.
+   */
+  static String describe(Throwable t) {
+    String message = t.getMessage();
+    String kind = t.getClass().getSimpleName();
+    return message == null || message.isBlank() ? kind
+        : message.length() > 160 || message.contains("@") ? kind : kind + ": " + message;
+  }
+
   private static Throwable unwrap(Throwable t) {
     Throwable x = t;
     while ((x instanceof java.util.concurrent.CompletionException
@@ -1069,6 +1187,54 @@ final class Exchange implements AdmissionQueue.Waiter {
       x = x.getCause();
     }
     return x;
+  }
+
+  /**
+   * Reads a local server's whole body up to a limit, then hands it on; beyond the limit, the rest is discarded. On a
+   * failure it stops: the request's completion listener reports it.
+   */
+  private static final class LocalBody implements Runnable {
+    private final Content.Source source;
+    private final int limit;
+    private final java.util.function.Consumer<byte[]> whenDone;
+    private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+
+    LocalBody(Content.Source source, int limit, java.util.function.Consumer<byte[]> whenDone) {
+      this.source = source;
+      this.limit = limit;
+      this.whenDone = whenDone;
+    }
+
+    @Override
+    public void run() {
+      while (true) {
+        Content.Chunk chunk = source.read();
+        if (chunk == null) {
+          source.demand(Invocable.from(InvocationType.NON_BLOCKING, this));
+          return;
+        }
+        if (Content.Chunk.isFailure(chunk)) {
+          return;
+        }
+        ByteBuffer b = chunk.getByteBuffer();
+        int n = Math.min(b.remaining(), limit - bytes.size());
+        if (n > 0) {
+          if (b.hasArray()) {
+            bytes.write(b.array(), b.arrayOffset() + b.position(), n);
+          } else {
+            byte[] part = new byte[n];
+            b.get(part);
+            bytes.writeBytes(part);
+          }
+        }
+        boolean last = chunk.isLast();
+        chunk.release();
+        if (last) {
+          whenDone.accept(bytes.toByteArray());
+          return;
+        }
+      }
+    }
   }
 
   /** Collects a body up to a limit, then hands it on; beyond the limit, the rest is discarded. */

@@ -89,7 +89,7 @@ public final class Gateway implements AutoCloseable {
     this.accessLog = b.accessLog;
     this.debugHeaders = b.debugHeaders;
     this.metrics = new GatewayMetrics(router.fleet(), queue::size, active::size);
-    // By default the HTTP client's selector thread runs the response callbacks itself: they never block (writes to
+    // By default a provider client's selector thread runs the response callbacks itself: they never block (writes to
     // clients are asynchronous), and each hand-off to another thread costs more than the work it would move.
     Executor executor = b.upstreamExecutor != null ? b.upstreamExecutor : Runnable::run;
     this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
@@ -375,8 +375,9 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * Where upstream responses are handled. Default: on the HTTP client's own thread, which suits machines with
-     * few cores; give a pool (not a virtual-thread executor) to spread the work over many cores.
+     * Where external providers' responses are handled. Default: on their HTTP client's own thread, which suits
+     * machines with few cores; give a pool (not a virtual-thread executor) to spread the work over many cores. Local
+     * servers' responses are handled by the local client's own pool.
      */
     public Builder upstreamExecutor(Executor executor) {
       this.upstreamExecutor = Objects.requireNonNull(executor, "executor");

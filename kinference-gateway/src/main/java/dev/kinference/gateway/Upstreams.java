@@ -19,13 +19,21 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import org.eclipse.jetty.client.BytesRequestContent;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The HTTP clients to the upstreams and the request for each: local servers get the client's body as it came
  * (re-serialised only when the model was rewritten or a stream's usage must be requested), external providers
  * get {@link ExternalProviders#prepare}'s translated request. Local servers are reached over HTTP/1.1 with one
- * shared client; each external provider has its own client (HTTP/2 where offered, the provider's connect
+ * shared Jetty client (the hot path: see docs/PERFORMANCE.md for why not {@code java.net.http}); each
+ * external provider has its own {@code java.net.http} client (HTTP/2 and TLS where offered, the provider's connect
  * timeout). Thread-safe.
  */
 final class Upstreams implements AutoCloseable {
@@ -33,10 +41,19 @@ final class Upstreams implements AutoCloseable {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   /** A request ready to send. */
-  record Prepared(HttpClient client, HttpRequest request, ApiFormat upstreamFormat, Duration firstTokenTimeout,
-      Duration idleTimeout, Duration requestTimeout, @Nullable ExternalProvider provider) {}
+  record Prepared(Call call, ApiFormat upstreamFormat, Duration firstTokenTimeout, Duration idleTimeout,
+      Duration requestTimeout, @Nullable ExternalProvider provider) {}
 
-  private final HttpClient local;
+  /** How a prepared request travels. */
+  sealed interface Call permits LocalCall, ProviderCall {}
+
+  /** To a local server, through the shared Jetty client; the request is built but not sent. */
+  record LocalCall(Request request) implements Call {}
+
+  /** To an external provider, through its {@code java.net.http} client. */
+  record ProviderCall(HttpClient client, HttpRequest request) implements Call {}
+
+  private final org.eclipse.jetty.client.HttpClient local;
   private volatile ExternalProviders providers;
   private final Map<String, HttpClient> external = new ConcurrentHashMap<>();
   private final Duration firstTokenTimeout;
@@ -45,6 +62,7 @@ final class Upstreams implements AutoCloseable {
   private final Executor executor;
   private final Map<URI, Map<ApiFormat, URI>> localUris = new ConcurrentHashMap<>();
 
+  /** @param executor where external providers' responses are handled */
   Upstreams(ExternalProviders providers, Duration connectTimeout, Duration firstTokenTimeout, Duration idleTimeout,
       Duration requestTimeout, Executor executor) {
     this.providers = providers;
@@ -52,8 +70,33 @@ final class Upstreams implements AutoCloseable {
     this.firstTokenTimeout = firstTokenTimeout;
     this.idleTimeout = idleTimeout;
     this.executor = executor;
-    this.local = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(connectTimeout)
-        .followRedirects(HttpClient.Redirect.NEVER).executor(executor).build();
+    QueuedThreadPool threads = new QueuedThreadPool(200, 2);
+    threads.setName("kinference-upstream");
+    threads.setDaemon(true);
+    ClientConnector connector = new ClientConnector();
+    connector.setSelectors(1);
+    connector.setExecutor(threads);
+    connector.setConnectTimeout(connectTimeout);
+    org.eclipse.jetty.client.HttpClient c =
+        new org.eclipse.jetty.client.HttpClient(new HttpClientTransportOverHTTP(connector));
+    c.setExecutor(threads);
+    c.setFollowRedirects(false);
+    c.setUserAgentField(null);
+    // Bodies pass through byte for byte: no Accept-Encoding is added and nothing is decoded.
+    c.getContentDecoderFactories().clear();
+    // HTTP/1.1 carries one request per connection at a time, and a stream may wait minutes for its tokens, so the
+    // number of connections is bounded by the requests the gateway admits, not here.
+    c.setMaxConnectionsPerDestination(Integer.MAX_VALUE);
+    c.setMaxRequestsQueuedPerDestination(Integer.MAX_VALUE);
+    // Our own first-token and idle-stream timeouts govern a request; the client only retires unused connections.
+    c.setIdleTimeout(Math.max(requestTimeout.toMillis(), Math.max(firstTokenTimeout.toMillis(),
+        idleTimeout.toMillis())) + 5_000);
+    try {
+      c.start();
+    } catch (Exception e) {
+      throw new IllegalStateException("the HTTP client for local servers did not start: " + e, e);
+    }
+    this.local = c;
   }
 
   ExternalProviders providers() {
@@ -83,8 +126,8 @@ final class Upstreams implements AutoCloseable {
       HttpClient client = external.computeIfAbsent(p.name(), n -> HttpClient.newBuilder()
           .connectTimeout(p.connectTimeout()).followRedirects(HttpClient.Redirect.NEVER).executor(executor)
           .build());
-      return new Prepared(client, pr.httpRequest(), pr.upstreamFormat(), p.firstTokenTimeout(), p.idleTimeout(),
-          p.requestTimeout(), p);
+      return new Prepared(new ProviderCall(client, pr.httpRequest()), pr.upstreamFormat(), p.firstTokenTimeout(),
+          p.idleTimeout(), p.requestTimeout(), p);
     }
     ApiFormat format = request.format();
     byte[] out = body;
@@ -110,17 +153,17 @@ final class Upstreams implements AutoCloseable {
       }
     }
     URI uri = localUri(endpoint.uri(), format);
-    HttpRequest.Builder rb = HttpRequest.newBuilder(uri)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(out))
-        .header("Content-Type", "application/json");
-    if (stream) {
-      rb.header("Accept", "text/event-stream");
-    }
     String requestId = request.header("x-request-id");
-    if (requestId != null) {
-      rb.header("X-Request-Id", requestId);
-    }
-    return new Prepared(local, rb.build(), format, firstTokenTimeout, idleTimeout, requestTimeout, null);
+    Request r = local.newRequest(uri).method(HttpMethod.POST).body(new BytesRequestContent("application/json", out))
+        .headers(h -> {
+          if (stream) {
+            h.put(HttpHeader.ACCEPT, "text/event-stream");
+          }
+          if (requestId != null) {
+            h.put("X-Request-Id", requestId);
+          }
+        });
+    return new Prepared(new LocalCall(r), format, firstTokenTimeout, idleTimeout, requestTimeout, null);
   }
 
   private URI localUri(URI base, ApiFormat format) {
@@ -138,8 +181,12 @@ final class Upstreams implements AutoCloseable {
 
   @Override
   public void close() {
+    try {
+      local.stop();
+    } catch (Exception e) {
+      // stopping aborts what is in flight; nothing more to do
+    }
     // shutdownNow: close() would wait for every open stream to finish
-    local.shutdownNow();
     external.values().forEach(HttpClient::shutdownNow);
   }
 }

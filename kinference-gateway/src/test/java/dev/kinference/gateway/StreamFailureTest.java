@@ -61,7 +61,9 @@ class StreamFailureTest {
             }
           }
         }
-      }).isInstanceOf(SseException.class).hasMessageContaining("failed mid-stream");
+      }).isInstanceOf(SseException.class).hasMessageContaining("failed mid-stream")
+          // the failure's kind, not the HTTP client's connection state (Jetty's EOFException message dumps it)
+          .hasMessageNotContaining("@");
       assertThat(received[0]).isGreaterThanOrEqualTo(3);
       awaitTrue(() -> h.gateway.activeRequests() == 0, "the request is accounted");
       assertThat(h.metric("kinference_gateway_errors_total{tenant=\"anonymous\",model=\"" + Harness.MODEL
