@@ -1173,7 +1173,7 @@ final class Exchange implements AdmissionQueue.Waiter {
    * A transport failure as clients may read it: its kind and a short message. Jetty puts its whole connection state
    * into some messages, which is neither readable nor the client's business.
    */
-  static String describe(Throwable t) {
+  private static String describe(Throwable t) {
     String message = t.getMessage();
     String kind = t.getClass().getSimpleName();
     return message == null || message.isBlank() ? kind
