@@ -790,12 +790,7 @@ final class Exchange implements AdmissionQueue.Waiter {
               more = true;
             }
           } else {
-            committed = true;
-            firstByteNanos = System.nanoTime();
-            a.preamble.addAll(a.out);
-            a.out.clear();
-            toWrite = concat(a.preamble);
-            a.preamble.clear();
+            toWrite = commitBuffered(a);
             writing = true;
           }
         } else if (a.out.isEmpty()) {
@@ -820,17 +815,33 @@ final class Exchange implements AdmissionQueue.Waiter {
       return;
     }
     if (toWrite != null) {
-      if (!a.sawFirstToken) {
-        a.sawFirstToken = true;
-        a.decision.reportFirstToken();
-        response.setStatus(200);
-        response.getHeaders().put(SSE_TYPE);
-        response.getHeaders().put(NO_CACHE);
-        addDebugHeaders(a);
-      }
+      startStream(a);
       write(a, toWrite);
     } else if (more) {
       a.requestMore();
+    }
+  }
+
+  /** Marks the response committed and takes everything buffered so far. The caller holds this exchange's lock. */
+  private byte[] commitBuffered(Attempt a) {
+    committed = true;
+    firstByteNanos = System.nanoTime();
+    a.preamble.addAll(a.out);
+    a.out.clear();
+    byte[] all = concat(a.preamble);
+    a.preamble.clear();
+    return all;
+  }
+
+  /** Before a stream's first bytes: the router learns of the first token, and the stream's headers are set. */
+  private void startStream(Attempt a) {
+    if (!a.sawFirstToken) {
+      a.sawFirstToken = true;
+      a.decision.reportFirstToken();
+      response.setStatus(200);
+      response.getHeaders().put(SSE_TYPE);
+      response.getHeaders().put(NO_CACHE);
+      addDebugHeaders(a);
     }
   }
 
@@ -880,11 +891,7 @@ final class Exchange implements AdmissionQueue.Waiter {
         if (!ok || (!t.sawContent() && a.preamble.isEmpty() && a.out.isEmpty())) {
           toWrite = null;
         } else {
-          committed = true;
-          firstByteNanos = System.nanoTime();
-          a.preamble.addAll(a.out);
-          a.out.clear();
-          toWrite = concat(a.preamble);
+          toWrite = commitBuffered(a);
         }
       } else {
         toWrite = concat(a.out);
@@ -907,14 +914,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       midStreamFailure(a, reason, toWrite);
       return;
     }
-    if (!a.sawFirstToken) {
-      a.sawFirstToken = true;
-      a.decision.reportFirstToken();
-      response.setStatus(200);
-      response.getHeaders().put(SSE_TYPE);
-      response.getHeaders().put(NO_CACHE);
-      addDebugHeaders(a);
-    }
+    startStream(a);
     a.decision.reportFinished(t.usage());
     boolean deferred;
     synchronized (this) {
