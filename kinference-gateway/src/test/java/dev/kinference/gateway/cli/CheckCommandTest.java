@@ -2,33 +2,18 @@ package dev.kinference.gateway.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 class CheckCommandTest {
 
   private static final Path EXAMPLES = Path.of("..", "examples", "policies");
 
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(new KinferenceCommand());
-    cl.setOut(new PrintWriter(out, true));
-    cl.setErr(new PrintWriter(err, true));
-    int status = cl.execute(args);
-    return new Run(status, out.toString(), err.toString());
-  }
-
   @Test
   void acceptsTheExampleConfiguration() {
-    Run r = run("check", EXAMPLES.toString());
+    CliRun r = CliRun.of("check", EXAMPLES.toString());
     assertThat(r.status()).as(r.out() + r.err()).isZero();
     assertThat(r.out()).contains("0 errors, 0 warnings");
   }
@@ -44,7 +29,7 @@ class CheckCommandTest {
           targets: [{pool: nowhere, weight: heavy}]
           extra: 1
         """);
-    Run r = run("check", bad.toString());
+    CliRun r = CliRun.of("check", bad.toString());
     assertThat(r.status()).isEqualTo(1);
     assertThat(r.out()).contains(bad + ":5:37: error: spec.targets[0].weight: expected an integer, got string "
         + "'heavy'", bad + ":6:3: error: spec.extra: unknown field", "2 errors");
@@ -52,23 +37,23 @@ class CheckCommandTest {
 
   @Test
   void explainsARequest() {
-    Run r = run("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request-pii.json").toString(),
+    CliRun r = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request-pii.json").toString(),
         "--tenant", "support-bot", "--saturated", "large");
     assertThat(r.status()).as(r.out() + r.err()).isZero();
     assertThat(r.out()).contains("default/support-stays-on-premises: requireLocal; onSaturation reject",
         "verdict: reject 503", "never leaves local pools", "Retry-After 10 s");
-    Run batch = run("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
+    CliRun batch = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
         "--tenant", "analytics", "--batch");
     assertThat(batch.out()).contains("default/batch-tier: admitBelow", "setPriority -10", "route: 10.0.0.1");
   }
 
   @Test
   void usageErrors() {
-    assertThat(run("check").status()).isEqualTo(2);
-    Run r = run("check", EXAMPLES.toString(), "--tenant", "x");
+    assertThat(CliRun.of("check").status()).isEqualTo(2);
+    CliRun r = CliRun.of("check", EXAMPLES.toString(), "--tenant", "x");
     assertThat(r.status()).isEqualTo(2);
     assertThat(r.err()).contains("only apply with --explain");
-    Run badFormat = run("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
+    CliRun badFormat = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
         "--format", "xml");
     assertThat(badFormat.status()).isEqualTo(2);
   }

@@ -5,59 +5,46 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kinference.policy.config.LoadResult;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.sim.server.SimulatedServer;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 class ServeCommandTest {
 
   @Test
   void helpDescribesTheCommand() {
-    StringWriter out = new StringWriter();
-    CommandLine cl = new CommandLine(new KinferenceCommand());
-    cl.setOut(new PrintWriter(out));
-    assertThat(cl.execute("serve", "--help")).isZero();
-    assertThat(out.toString()).contains("--config").contains("--port").contains("/v1/messages")
+    CliRun help = CliRun.of("serve", "--help");
+    assertThat(help.status()).isZero();
+    assertThat(help.out()).contains("--config").contains("--port").contains("/v1/messages")
         .contains("--discovery").contains("--policy-namespace");
   }
 
   @Test
   void aMissingConfigurationDirectoryIsAClearErrorNotAStart() {
-    StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(new KinferenceCommand());
-    cl.setErr(new PrintWriter(err));
-    assertThat(cl.execute("serve", "--config", "/no/such/dir", "--port", "0")).isEqualTo(2);
-    assertThat(err.toString()).contains("no such file or directory: /no/such/dir");
+    CliRun r = CliRun.of("serve", "--config", "/no/such/dir", "--port", "0");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("no such file or directory: /no/such/dir");
   }
 
   @Test
   void anUnknownDiscoveryPluginIsNamedWithTheAvailableOnes() {
-    StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(new KinferenceCommand());
-    cl.setErr(new PrintWriter(err));
-    assertThat(cl.execute("serve", "--discovery", "consul", "--port", "0")).isEqualTo(2);
-    assertThat(err.toString()).contains("no endpoint source named 'consul'").contains("kubernetes");
+    CliRun r = CliRun.of("serve", "--discovery", "consul", "--port", "0");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("no endpoint source named 'consul'").contains("kubernetes");
   }
 
   @Test
   void anUnknownIndexKindIsAClearError() {
-    StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(new KinferenceCommand());
-    cl.setErr(new PrintWriter(err));
-    assertThat(cl.execute("serve", "--index", "exact", "--port", "0")).isEqualTo(2);
-    assertThat(err.toString()).contains("--index must be precise, approximate or auto, not exact");
+    CliRun r = CliRun.of("serve", "--index", "exact", "--port", "0");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("--index must be precise, approximate or auto, not exact");
   }
 
   @Test
   void policiesComeFromFilesOrFromCustomResourcesNotBoth() {
-    StringWriter err = new StringWriter();
-    CommandLine cl = new CommandLine(new KinferenceCommand());
-    cl.setErr(new PrintWriter(err));
-    assertThat(cl.execute("serve", "--config", "examples/policies", "--policy-namespace", "llm")).isEqualTo(2);
-    assertThat(err.toString()).contains("either --config or --policy-namespace");
+    CliRun r = CliRun.of("serve", "--config", "examples/policies", "--policy-namespace", "llm");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.err()).contains("either --config or --policy-namespace");
   }
 
   @Test
