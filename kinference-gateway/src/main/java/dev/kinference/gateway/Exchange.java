@@ -1094,7 +1094,6 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (!recorded.compareAndSet(false, true)) {
       return;
     }
-    g.active.remove(this);
     long end = System.nanoTime();
     String tenant = caller.tenantLabel();
     InferenceRequest r = req;
@@ -1138,6 +1137,9 @@ final class Exchange implements AdmissionQueue.Waiter {
           usage.completionTokens(), ttft < 0 ? "-" : String.format(Locale.ROOT, "%.1f", ttft * 1e3), seconds * 1e3,
           cost, errorType == null ? "" : " error=" + errorType));
     }
+    // Leaves the active set only once recorded, so that no active request means every one is in the metrics
+    // (regression: StreamFailureTest read the mid-stream error count between the two and found 0).
+    g.active.remove(this);
     if (failure != null) {
       callback.failed(failure);
     } else {
