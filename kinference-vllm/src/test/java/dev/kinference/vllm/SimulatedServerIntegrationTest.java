@@ -106,7 +106,8 @@ class SimulatedServerIntegrationTest {
       if (System.nanoTime() > deadline) {
         StringBuilder threads = new StringBuilder();
         Thread.getAllStackTraces().forEach((t, stack) -> {
-          if (t.getName().startsWith("kv-events")) {
+          // ours, and JeroMQ's I/O threads: which side of a silent connection is stuck
+          if (t.getName().startsWith("kv-events") || t.getName().startsWith("iothread")) {
             threads.append('\n').append(t.getName()).append(' ').append(t.getState());
             for (StackTraceElement e : stack) {
               threads.append("\n    at ").append(e);
@@ -114,7 +115,8 @@ class SimulatedServerIntegrationTest {
           }
         });
         throw new AssertionError("timed out waiting for " + what + "; server published "
-            + server.nextKvEventSequence() + " batches; subscriber " + subscriber().stats() + threads);
+            + server.nextKvEventSequence() + " batches to " + server.kvEventSubscriptions()
+            + " subscriptions so far; subscriber " + subscriber().stats() + threads);
       }
       try {
         Thread.sleep(5);
