@@ -115,8 +115,8 @@ class SimulatedServerIntegrationTest {
           }
         });
         throw new AssertionError("timed out waiting for " + what + "; server published "
-            + server.nextKvEventSequence() + " batches to " + server.kvEventSubscriptions()
-            + " subscriptions so far; subscriber " + subscriber().stats() + threads);
+            + server.nextKvEventSequence() + " batches (" + server.kvEventBatchesSent() + " sent live) to "
+            + server.kvEventSubscriptions() + " subscriptions so far; subscriber " + subscriber().stats() + threads);
       }
       try {
         Thread.sleep(5);
