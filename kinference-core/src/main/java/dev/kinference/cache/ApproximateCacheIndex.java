@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * recently used first, and forgets blocks unused for longer than the time-to-live.
  *
  * <p>A prompt's blocks are touched last-to-first, so its prefix is the most recent and its tail is evicted first,
- * as vLLM's free-block queue does.
+ * as vLLM's free-block queue does. A block's ancestors are therefore always more recent than it, are evicted and
+ * expire after it, and each endpoint's blocks stay prefix-closed: lookups bisect. (While a prompt is being recorded,
+ * a concurrent lookup may see its tail before its head, as it may see any other half-recorded state.)
  *
  * <p>Thread-safety: see {@link CacheIndex}. Each endpoint's LRU set has its own lock; routing to different
  * endpoints never contends, and lookups only try-lock for expiry.
@@ -143,6 +145,11 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
         }
       }
     }
+  }
+
+  @Override
+  boolean prefixClosed(EndpointState endpoint) {
+    return true;
   }
 
   @Override

@@ -17,6 +17,11 @@ import org.jspecify.annotations.Nullable;
  * ignored. A {@code BlockStored} whose parent is unknown (an event was missed) cannot be keyed and is counted as
  * orphaned; the subscriber's gap handling resynchronises the endpoint.
  *
+ * <p>Each endpoint's blocks also keep their parent links, so the index knows whether they are prefix-closed (every
+ * block's parent held too): vLLM evicts a request's blocks tail first, which keeps them so, and lookups then find a
+ * prompt's cached prefix by bisection in a few probes. An endpoint whose events removed a block before its children
+ * ({@link #isPrefixClosed} false) is looked up block by block, exactly, until its entries are cleared.
+ *
  * <p>Thread-safety: see {@link CacheIndex}. Each endpoint's map is guarded by its own monitor, uncontended when
  * one thread applies that endpoint's events.
  */
@@ -26,7 +31,7 @@ public final class PreciseCacheIndex extends BlockIndexBase {
   public record Stats(long eventsApplied, long blocksStored, long blocksRemoved, long orphanedBlocks,
       long blocksWithoutTokens, long otherTierEvents, long entries, long distinctBlocks) {}
 
-  private static final long MISSING = 0;
+  private static final long MISSING = EngineBlockMap.MISSING;
 
   private final SlotMap<EndpointBlocks> bySlot = new SlotMap<>();
   private final LongAdder eventsApplied = new LongAdder();
@@ -39,11 +44,13 @@ public final class PreciseCacheIndex extends BlockIndexBase {
   /** One endpoint's engine hash to router key map; its monitor guards it. */
   private static final class EndpointBlocks {
     final EndpointState endpoint;
-    final LongLongMap engineToKey = new LongLongMap(1024);
+    final EngineBlockMap engineToKey = new EngineBlockMap(1024);
+    /** {@code engineToKey.prefixClosed()}, published for lookups: written before a change that breaks it. */
+    volatile boolean prefixClosed = true;
     boolean removed;
     /** Router keys of the event being applied. */
     long[] keys = new long[64];
-    /** Keeps the cache-warming reads of {@link LongLongMap#touch} and {@link BlockTable#touch} alive. */
+    /** Keeps the cache-warming reads of {@link EngineBlockMap#touch} and {@link BlockTable#touch} alive. */
     @SuppressWarnings("UnusedVariable") // written, never read: its only job is to keep those reads
     long touched;
 
@@ -130,7 +137,7 @@ public final class PreciseCacheIndex extends BlockIndexBase {
       return null;
     }
     synchronized (blocks) {
-      long k = blocks.engineToKey.get(engineHash, MISSING);
+      long k = blocks.engineToKey.get(engineHash);
       return k == MISSING ? null : k;
     }
   }
@@ -177,35 +184,55 @@ public final class PreciseCacheIndex extends BlockIndexBase {
       blocksWithoutTokens.add(hashes.length);
       return;
     }
+    EngineBlockMap map = blocks.engineToKey;
+    int n = hashes.length;
+    map.reserve(n); // entry indexes stay valid through the event's inserts
     long parentKey;
-    Long parentHash = e.parentBlockHash();
-    if (parentHash == null) {
+    int parentAt;
+    long parentHash;
+    Long eventParent = e.parentBlockHash();
+    if (eventParent == null) {
       parentKey = BlockKeys.seed(blocks.endpoint.endpoint().model(), e.loraName(), e.cacheSalt());
+      parentAt = -1;
+      parentHash = 0;
     } else {
-      parentKey = blocks.engineToKey.get(parentHash, MISSING);
-      if (parentKey == MISSING) {
-        orphanedBlocks.add(hashes.length);
+      parentHash = eventParent;
+      parentAt = map.find(parentHash);
+      if (parentAt < 0) {
+        orphanedBlocks.add(n);
         return;
       }
+      parentKey = map.keyAt(parentAt);
     }
     int slot = blocks.endpoint.slot();
     int[] tokens = e.tokenIds();
     int size = e.blockSize();
-    int n = hashes.length;
     long[] keys = blocks.keys(n);
     for (int i = 0; i < n; i++) {
       parentKey = BlockKeys.next(parentKey, tokens, i * size, size);
       keys[i] = parentKey;
     }
     // Warm every entry the event will write, all at once, before the writes (each takes a lock) go one by one.
-    blocks.touched ^= blocks.engineToKey.touch(hashes, n) ^ table.touch(keys, n);
+    blocks.touched ^= map.touch(hashes, n) ^ table.touch(keys, n);
     for (int i = 0; i < n; i++) {
       long key = keys[i];
-      long previous = blocks.engineToKey.put(hashes[i], key, MISSING);
-      if (previous != MISSING && previous != key) {
-        table.remove(previous, slot);
+      long hash = hashes[i];
+      int at = map.find(hash);
+      if (at < 0) {
+        at = map.insert(hash, key, parentAt, parentHash);
+      } else {
+        long previous = map.keyAt(at);
+        if (previous != key) {
+          map.setKeyAt(at, key);
+          table.remove(previous, slot);
+        }
       }
       table.add(key, slot);
+      parentAt = at;
+      parentHash = hash;
+    }
+    if (!map.prefixClosed()) {
+      blocks.prefixClosed = false;
     }
     blocksStored.add(n);
   }
@@ -222,10 +249,13 @@ public final class PreciseCacheIndex extends BlockIndexBase {
     blocks.touched ^= blocks.engineToKey.touch(hashes, n);
     int found = 0;
     for (long hash : hashes) {
-      long key = blocks.engineToKey.remove(hash, MISSING);
+      long key = blocks.engineToKey.remove(hash);
       if (key != MISSING) {
         keys[found++] = key;
       }
+    }
+    if (!blocks.engineToKey.prefixClosed()) {
+      blocks.prefixClosed = false; // before the table changes that open the gap, so a lookup sees one or neither
     }
     blocks.touched ^= table.touch(keys, found);
     for (int i = 0; i < found; i++) {
@@ -238,5 +268,21 @@ public final class PreciseCacheIndex extends BlockIndexBase {
     int slot = blocks.endpoint.slot();
     blocks.engineToKey.forEach((hash, key) -> table.remove(key, slot));
     blocks.engineToKey.clear();
+    blocks.prefixClosed = true;
+  }
+
+  @Override
+  boolean prefixClosed(EndpointState endpoint) {
+    EndpointBlocks blocks = bySlot.get(endpoint.slot());
+    return blocks == null || blocks.prefixClosed;
+  }
+
+  /**
+   * Whether every block indexed for {@code endpoint} has its parent indexed too, so lookups find its prefix by
+   * bisection; false once an event removed a block before its children (and until the endpoint is cleared).
+   */
+  public boolean isPrefixClosed(EndpointState endpoint) {
+    EndpointBlocks blocks = blocksOf(endpoint);
+    return blocks == null || blocks.prefixClosed;
   }
 }

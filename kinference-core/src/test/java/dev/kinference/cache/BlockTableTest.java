@@ -35,6 +35,18 @@ class BlockTableTest {
     return depth;
   }
 
+  private static int[] bisectAll(BlockTable table, long[] keys, int slots) {
+    int words = ((slots - 1) >>> 6) + 1;
+    long[] active = new long[words];
+    for (int s = 0; s < slots; s++) {
+      active[s >>> 6] |= 1L << s;
+    }
+    int[] depth = new int[slots];
+    table.bisect(PrefixKeys.ofKeys(keys, 16, keys.length * 16), active, depth, new BlockTable.WalkScratch());
+    assertThat(active).as("candidates cleared").containsOnly(0L);
+    return depth;
+  }
+
   private static int[] walkModel(Map<Long, BitSet> model, long[] keys, int slots) {
     int[] depth = new int[slots];
     for (int s = 0; s < slots; s++) {
@@ -114,6 +126,40 @@ class BlockTableTest {
       }
     }
     assertThat(walkAll(table, keys, 4)).containsExactly(100, 37, 3, 0);
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {1, 7, 64, 65, 200})
+  void bisectionFindsEveryDepthOfPrefixClosedHolders(int slots) {
+    SplittableRandom r = new SplittableRandom(slots);
+    for (int round = 0; round < 300; round++) {
+      BlockTable table = new BlockTable();
+      long[] keys = new long[r.nextInt(600)];
+      for (int i = 0; i < keys.length; i++) {
+        keys[i] = r.nextLong() | 1;
+      }
+      // Each slot holds a prefix of the prompt: none, all, or any length in between, plus keys of other prompts.
+      for (int s = 0; s < slots; s++) {
+        int depth = switch (r.nextInt(4)) {
+          case 0 -> 0;
+          case 1 -> keys.length;
+          default -> r.nextInt(keys.length + 1);
+        };
+        for (int i = 0; i < depth; i++) {
+          table.add(keys[i], s);
+        }
+        for (int i = 0; i < 20; i++) {
+          table.add(r.nextLong() | 1, s);
+        }
+      }
+      assertThat(bisectAll(table, keys, slots)).as("round %d", round).isEqualTo(walkAll(table, keys, slots));
+    }
+  }
+
+  @Test
+  void bisectionOfAnEmptyPromptMatchesNothing() {
+    BlockTable table = new BlockTable();
+    assertThat(bisectAll(table, new long[0], 3)).containsExactly(0, 0, 0);
   }
 
   @Test

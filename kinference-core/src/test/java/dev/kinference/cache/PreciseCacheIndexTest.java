@@ -54,6 +54,26 @@ class PreciseCacheIndexTest {
     index.onEvent(e0, new KvEvent.BlockRemoved(new long[] {2}, KvEvent.Medium.GPU));
     assertThat(match(index, prompt, e0)).as("vLLM stops matching at the first missing block").isEqualTo(1);
     assertThat(index.blockCount(e0)).isEqualTo(3);
+    assertThat(index.isPrefixClosed(e0)).as("blocks 3 and 4 are held without block 2").isFalse();
+    assertThat(index.isPrefixClosed(e1)).isTrue();
+  }
+
+  @Test
+  void blocksEvictedTailFirstKeepTheEndpointPrefixClosedAndAClearRestoresIt() {
+    int[] prompt = tokens(3, 6 * BLOCK);
+    index.onEvent(e0, stored(new long[] {1, 2, 3}, null, Arrays.copyOf(prompt, 3 * BLOCK)));
+    index.onEvent(e0, stored(new long[] {4, 5}, 3L, Arrays.copyOfRange(prompt, 3 * BLOCK, 5 * BLOCK)));
+    index.onEvent(e0, stored(new long[] {14, 15}, 3L, tokens(4, 2 * BLOCK))); // a second branch under block 3
+    index.onEvent(e0, new KvEvent.BlockRemoved(new long[] {5, 4, 15}, KvEvent.Medium.GPU));
+    assertThat(index.isPrefixClosed(e0)).isTrue();
+    assertThat(match(index, prompt, e0)).isEqualTo(3);
+    index.onEvent(e0, new KvEvent.BlockRemoved(new long[] {3}, KvEvent.Medium.GPU));
+    assertThat(index.isPrefixClosed(e0)).as("block 14 is held without block 3").isFalse();
+    assertThat(match(index, prompt, e0)).isEqualTo(2);
+    index.clearEndpoint(e0);
+    assertThat(index.isPrefixClosed(e0)).isTrue();
+    index.onEvent(e0, stored(new long[] {1, 2, 3, 4, 5, 6}, null, prompt));
+    assertThat(match(index, prompt, e0)).isEqualTo(6);
   }
 
   @Test
