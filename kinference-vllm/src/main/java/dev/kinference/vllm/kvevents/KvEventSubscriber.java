@@ -51,8 +51,10 @@ import org.zeromq.ZMonitor;
  * socket still buffers (or from new events). A server silent for twice the longest backoff plus a second is asked
  * through the replay socket whether it still holds the last batch applied, byte for byte: if it does and has nothing
  * newer, nothing changes; if it has newer batches they are applied (this socket missed them and is replaced); if not,
- * it restarted or moved on beyond its buffer, and the entries are rebuilt from what it buffers. Without a replay
- * socket, a silent socket is replaced only when its connection was reported lost or it never delivered anything.
+ * it restarted or moved on beyond its buffer, and the entries are rebuilt from what it buffers; if nothing was
+ * applied yet, what it buffers is applied and the socket replaced (a socket deaf from its first connection still
+ * learns what the server holds). Without a replay socket, a silent socket is replaced only when its connection was
+ * reported lost or it never delivered anything.
  *
  * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
  * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
@@ -459,8 +461,8 @@ public final class KvEventSubscriber implements AutoCloseable {
   }
 
   /**
-   * After a silence, asks the replay socket for everything from the last batch applied. Returns true when the server
-   * is current and quiet: it still holds that batch, byte for byte, and nothing newer. Newer batches are applied
+   * After a silence, asks the replay socket for everything from the last batch applied (from the first it buffers,
+   * when none was applied yet: they are applied). Returns true when the server is current and quiet: it still holds that batch, byte for byte, and nothing newer. Newer batches are applied
    * (the live socket missed them: false, so it is replaced). A server that no longer holds that batch as we saw it
    * restarted, or moved on past its buffer: the entries are rebuilt from what it still buffers (false). No answer:
    * nothing is known, so the entries stay and the socket is replaced (false).
@@ -469,6 +471,12 @@ public final class KvEventSubscriber implements AutoCloseable {
     long last = lastSeq;
     byte[] lastSeen = lastPayload;
     if (last == NONE || lastSeen == null) {
+      // Nothing applied yet: the socket may have been deaf from the start, or the server idle. Either way, what the
+      // server buffers is where a new subscriber starts; the socket is replaced.
+      List<Replayed> buffered = fetchReplay(0);
+      if (buffered != null) {
+        applyWhileConsecutive(buffered);
+      }
       return false;
     }
     List<Replayed> answer = fetchReplay(last);

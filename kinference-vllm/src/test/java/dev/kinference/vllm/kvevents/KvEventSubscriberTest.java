@@ -284,6 +284,30 @@ class KvEventSubscriberTest {
     fresh.assertIndexEquals(index, state);
   }
 
+  /**
+   * Regression: a fresh subscriber whose live socket never delivered (seen about once in a dozen runs of
+   * SimulatedServerIntegrationTest against the simulator's JeroMQ publisher) replaced its socket after each silence
+   * without asking the replay socket, so its endpoint stayed empty. What the server buffers is now applied.
+   */
+  @Test
+  void aSubscriberWhoseLiveSocketNeverDeliversLearnsFromTheReplaySocket() throws Exception {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, true);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    for (int i = 0; i < 12; i++) {
+      p.publishLost(enc.encode(i, pool.process(prompt()), 0)); // only the replay buffer has them
+    }
+    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
+        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
+        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(200))
+        .build().start();
+    closeables.add(s);
+    awaitApplied(s, p);
+    pool.assertIndexEquals(index, state);
+    assertThat(s.stats().replayedBatches()).isEqualTo(12);
+  }
+
   @Test
   void aKilledAndRestartedServerIsDetectedAndRebuilt() throws Exception {
     EndpointState state = endpoint("vllm-0");
