@@ -19,6 +19,12 @@ public record Endpoint(String id, URI uri, String model, Map<String, String> lab
   /** Label marking an external (cloud) provider endpoint, which has no KV cache the router can see. */
   public static final String EXTERNAL_LABEL = "kinference.dev/external";
 
+  /**
+   * Label naming the hardware an endpoint runs on (such as {@code 2xH100}). Endpoints serving the same model on the
+   * same hardware (or all of a model's endpoints, when none has the label) share one learned prefill rate.
+   */
+  public static final String HARDWARE_LABEL = "kinference.dev/hardware";
+
   public Endpoint {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(uri, "uri");

@@ -19,8 +19,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class EndpointState {
 
-  private static final double LEARNING_RATE = 0.2;
-
   private final Endpoint endpoint;
   private final int slot;
   private volatile @Nullable EndpointMetrics metrics;
@@ -38,12 +36,12 @@ public final class EndpointState {
   private final LongAdder completed = new LongAdder();
   private final LongAdder failed = new LongAdder();
   private volatile double uncachedTokensPerRequest;
-  private volatile double prefillTokensPerSecond;
-  private final AtomicLong prefillRateSamples = new AtomicLong();
+  private final PrefillRate prefillRate;
 
-  EndpointState(Endpoint endpoint, int slot) {
+  EndpointState(Endpoint endpoint, int slot, PrefillRate prefillRate) {
     this.endpoint = endpoint;
     this.slot = slot;
+    this.prefillRate = prefillRate;
   }
 
   /** A state outside any fleet, for tests and tools. */
@@ -51,7 +49,7 @@ public final class EndpointState {
     if (slot < 0) {
       throw new IllegalArgumentException("slot must not be negative: " + slot);
     }
-    return new EndpointState(endpoint, slot);
+    return new EndpointState(endpoint, slot, new PrefillRate());
   }
 
   public Endpoint endpoint() {
@@ -218,29 +216,22 @@ public final class EndpointState {
   }
 
   /**
-   * The learned prefill rate in tokens per second, or {@code coldStart} until a first observation. Learning uses an
-   * exponentially weighted mean in log space, so one outlier moves it by a bounded factor.
+   * The learned prefill rate in tokens per second, or {@code coldStart} until a first observation. Shared by every
+   * endpoint of the fleet serving the same model on the same {@link Endpoint#HARDWARE_LABEL hardware}; learned as
+   * an exponentially weighted mean in log space, so one outlier moves it by a bounded factor.
    */
   public double prefillTokensPerSecond(double coldStart) {
-    double r = prefillTokensPerSecond;
-    return r > 0 ? r : coldStart;
+    return prefillRate.tokensPerSecond(coldStart);
   }
 
-  /** Number of observations the prefill rate was learned from. */
+  /** Number of observations the (shared) prefill rate was learned from. */
   public long prefillRateSamples() {
-    return prefillRateSamples.get();
+    return prefillRate.samples();
   }
 
-  /** Folds one observed prefill rate into the learned rate. Racy updates lose a sample at worst. */
+  /** Folds one observed prefill rate into the (shared) learned rate. Racy updates lose a sample at worst. */
   public void learnPrefillRate(double observedTokensPerSecond, double coldStart) {
-    if (!(observedTokensPerSecond > 0) || Double.isInfinite(observedTokensPerSecond)) {
-      return;
-    }
-    double current = prefillTokensPerSecond(coldStart);
-    double clamped = Math.max(current / 4, Math.min(current * 4, observedTokensPerSecond));
-    double next = Math.exp(Math.log(current) + LEARNING_RATE * (Math.log(clamped) - Math.log(current)));
-    prefillTokensPerSecond = next;
-    prefillRateSamples.incrementAndGet();
+    prefillRate.learn(observedTokensPerSecond, coldStart);
   }
 
   @Override

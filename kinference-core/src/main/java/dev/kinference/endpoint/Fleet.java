@@ -38,6 +38,8 @@ public final class Fleet {
   private final Map<String, EndpointState> members = new LinkedHashMap<>();
   private final Map<String, EndpointState> draining = new HashMap<>();
   private final TreeSet<Integer> freeSlots = new TreeSet<>();
+  /** Learned prefill rates by model and hardware ({@link PrefillRate#poolKey}). */
+  private final Map<String, PrefillRate> prefillRates = new HashMap<>();
   private int nextSlot;
 
   private Fleet() {}
@@ -96,7 +98,8 @@ public final class Fleet {
           back.revive();
           state = back;
         } else {
-          state = new EndpointState(e, allocateSlot());
+          state = new EndpointState(e, allocateSlot(),
+              prefillRates.computeIfAbsent(PrefillRate.poolKey(e), k -> new PrefillRate()));
         }
         members.put(e.id(), state);
         listeners.forEach(l -> l.onEndpointAdded(state));

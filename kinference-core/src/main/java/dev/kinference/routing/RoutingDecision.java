@@ -46,6 +46,7 @@ public final class RoutingDecision {
   private final long generation;
   private final long workTokens;
   private final int runningAtDispatch;
+  private final int waitingAtDispatch;
   private final AtomicInteger state = new AtomicInteger(DISPATCHED);
 
   RoutingDecision(Router router, InferenceRequest request, EndpointState[] ranked, int rankedCount, int position,
@@ -69,10 +70,12 @@ public final class RoutingDecision {
     if (accounted) {
       this.workTokens = chosen.estimatedPendingPrefillTokens() + uncachedTokens();
       this.runningAtDispatch = chosen.estimatedRunning();
+      this.waitingAtDispatch = chosen.estimatedWaiting();
       this.generation = chosen.onDispatched(uncachedTokens());
     } else {
       this.workTokens = 0;
       this.runningAtDispatch = 0;
+      this.waitingAtDispatch = 0;
       this.generation = 0;
     }
   }
@@ -171,7 +174,8 @@ public final class RoutingDecision {
     if (accounted && state.compareAndSet(DISPATCHED, FIRST_TOKEN)) {
       EndpointState e = ranked[position];
       e.onFirstToken(uncachedTokens(), generation);
-      router.ttftModel().learn(e, workTokens, runningAtDispatch, router.nanoTime() - dispatchedAtNanos);
+      router.ttftModel().learn(e, workTokens, runningAtDispatch, waitingAtDispatch,
+          router.nanoTime() - dispatchedAtNanos);
     }
   }
 

@@ -15,8 +15,9 @@ import java.util.Objects;
  *        + kvPressurePenalty       when the uncached blocks do not fit in the free KV blocks
  * </pre>
  *
- * The prefill rate of each endpoint is learned online from observed TTFTs (see
- * {@link EndpointState#learnPrefillRate}); until the first observation it is {@link #coldStartPrefillRate()}.
+ * The prefill rate is learned online from observed TTFTs of requests that found no queue, one rate per model and
+ * hardware shared by its endpoints (see {@link EndpointState#learnPrefillRate}); until the first observation it is
+ * {@link #coldStartPrefillRate()}.
  * Pending prefill comes from the router's own account and the scraped queue ({@link
  * EndpointState#estimatedPendingPrefillTokens()}). The decode term models chunked prefill sharing each engine
  * step's token budget with running decodes.
@@ -69,11 +70,18 @@ public record TtftModel(double coldStartPrefillRate, Duration baseLatency, doubl
   }
 
   /**
-   * Folds an observed TTFT into {@code endpoint}'s learned prefill rate, given the work ahead of and in the request
-   * and the running requests when it was dispatched. Observations with less than 64 tokens of
-   * work, or faster than the base latency, say nothing about prefill and are ignored.
+   * Folds an observed TTFT into {@code endpoint}'s learned prefill rate (shared with the endpoints serving the same
+   * model on the same hardware), given the work ahead of and in the request and the running and waiting requests
+   * when it was dispatched. Observations with less than 64 tokens of work, or faster than the base latency, say
+   * nothing about prefill and are ignored; so are those of requests that found others waiting: their TTFT includes
+   * waiting for KV memory or for other requests, which this model does not describe (learning from them dragged the
+   * rate of a server past its KV capacity to a few percent of its speed).
    */
-  public void learn(EndpointState endpoint, long workTokens, int runningAtDispatch, long observedTtftNanos) {
+  public void learn(EndpointState endpoint, long workTokens, int runningAtDispatch, int waitingAtDispatch,
+      long observedTtftNanos) {
+    if (waitingAtDispatch > 0) {
+      return;
+    }
     double prefillSeconds = observedTtftNanos * 1e-9 - baseLatency.toNanos() * 1e-9;
     if (workTokens < 64 || prefillSeconds <= 1e-4) {
       return;

@@ -247,6 +247,43 @@ class RouterTest {
   }
 
   @Test
+  void endpointsServingAModelOnTheSameHardwareShareOneLearnedPrefillRate() {
+    Router router = Router.builder().ticker(clock::get).random(new SplittableRandom(7))
+        .endpoints(List.of(Endpoint.of("a", "http://127.0.0.1:8000", MODEL),
+            Endpoint.of("b", "http://127.0.0.1:8001", MODEL),
+            Endpoint.of("c", "http://127.0.0.1:8002", MODEL).withLabel(Endpoint.HARDWARE_LABEL, "1xL4")))
+        .build();
+    scrapeAll(router, 0);
+    double coldStart = router.ttftModel().coldStartPrefillRate();
+    RoutingDecision d = router.route(chat("s", words(5, 4000)));
+    clock.addAndGet(Duration.ofMillis(4020).toNanos());
+    d.reportFirstToken();
+    EndpointState taught = d.endpointState();
+    double learned = taught.prefillTokensPerSecond(coldStart);
+    assertThat(learned).isLessThan(coldStart);
+    for (EndpointState e : router.fleet().endpoints()) {
+      boolean samePool = Objects.equals(e.endpoint().label(Endpoint.HARDWARE_LABEL),
+          taught.endpoint().label(Endpoint.HARDWARE_LABEL));
+      assertThat(e.prefillTokensPerSecond(coldStart)).as(e.id()).isEqualTo(samePool ? learned : coldStart);
+    }
+  }
+
+  /**
+   * Regression: past a fleet's KV capacity, TTFTs are mostly waiting for memory to free; learning a prefill rate from
+   * them dragged servers to a few percent of their speed, each to a different one, and the router then avoided
+   * whichever had learned worst (llm-d's benchmark at 15 QPS lost a quarter of its goodput).
+   */
+  @Test
+  void aRequestThatFoundOthersWaitingTeachesNoPrefillRate() {
+    Router router = builder(1).build();
+    scrapeAll(router, 3);
+    RoutingDecision d = router.route(chat("s", words(5, 4000)));
+    clock.addAndGet(Duration.ofSeconds(40).toNanos());
+    d.reportFirstToken();
+    assertThat(d.endpointState().prefillRateSamples()).isZero();
+  }
+
+  @Test
   void aSessionStaysOnItsEndpointWhileThatEndpointIsNotSaturated() {
     Router router = builder(3).build();
     scrapeAll(router, 0);
