@@ -28,6 +28,10 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
   /** The capacity llm-d assumes when a server's is unknown: 31,250 blocks. */
   public static final int DEFAULT_CAPACITY_BLOCKS = 31_250;
 
+  private static final int TICK_SHIFT = 20;
+  /** Well inside the ticks' wrap (about 26 days), so any two live use times compare correctly. */
+  private static final Duration MAX_TTL = Duration.ofDays(7);
+
   private final int defaultCapacityBlocks;
   private final long ttlNanos;
   private final long sweepIntervalNanos;
@@ -117,13 +121,12 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
       if (capacity != blocks.keys.capacity()) {
         blocks.keys.capacity(capacity, blocks);
       }
-      blocks.keys.expireBefore(now - ttlNanos, blocks);
-      blocks.lastSweep = now;
+      expire(blocks, now);
       int n = Math.min(prefix.size(), capacity);
       blocks.warmed ^= blocks.keys.warm(prefix, n);
       for (int i = n - 1; i >= 0; i--) {
         long key = prefix.key(i);
-        if (blocks.keys.touch(key, now, blocks)) {
+        if (blocks.keys.touch(key, ticks(now), blocks)) {
           table.add(key, slot);
         }
       }
@@ -159,13 +162,29 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
       EndpointBlocks blocks = bySlot.get(candidates[i].slot());
       if (blocks != null && now - blocks.lastSweep > sweepIntervalNanos && blocks.lock.tryLock()) {
         try {
-          blocks.keys.expireBefore(now - ttlNanos, blocks);
-          blocks.lastSweep = now;
+          expire(blocks, now);
         } finally {
           blocks.lock.unlock();
         }
       }
     }
+  }
+
+  /** Forgets the blocks of {@code blocks} unused for the time-to-live; its lock is held. */
+  private void expire(EndpointBlocks blocks, long now) {
+    if (now - blocks.lastSweep > ttlNanos) {
+      // Every block was last used at or before the last sweep (each use is one), so all have expired; and clearing
+      // here keeps the 32-bit ticks of blocks that old from being compared across a wrap.
+      blocks.keys.clear(blocks);
+    } else {
+      blocks.keys.expireBefore(ticks(now - ttlNanos), blocks);
+    }
+    blocks.lastSweep = now;
+  }
+
+  /** Nanoseconds as the LRU sets' 32-bit ticks of 2^20 ns (about 1 ms), which wrap after about 26 days. */
+  private static int ticks(long nanos) {
+    return (int) (nanos >> TICK_SHIFT);
   }
 
   /** Blocks remembered for {@code endpoint}. */
@@ -231,11 +250,14 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
       return this;
     }
 
-    /** How long an unused block is remembered. Default 120 s (Dynamo's). */
+    /** How long an unused block is remembered: positive, at most 7 days. Default 120 s (Dynamo's). */
     public Builder ttl(Duration ttl) {
       Objects.requireNonNull(ttl, "ttl");
       if (ttl.isNegative() || ttl.isZero()) {
         throw new IllegalArgumentException("ttl must be positive: " + ttl);
+      }
+      if (ttl.compareTo(MAX_TTL) > 0) {
+        throw new IllegalArgumentException("ttl must be at most " + MAX_TTL.toDays() + " days: " + ttl);
       }
       this.ttl = ttl;
       return this;

@@ -7,7 +7,9 @@ import java.util.Arrays;
  * A bounded set of router block keys in least-recently-used order, with the time each was last used: one per
  * endpoint in the approximate index. Nodes live in parallel arrays linked by index, so touching and evicting
  * allocate nothing; the node arrays grow by half up to the capacity, and the key-to-node table is at most three
- * quarters full, so a key costs 29 to 44 bytes while the set grows. Not thread-safe: the owner guards it.
+ * quarters full, so a key costs 25 to 38 bytes while the set grows. Times are 32-bit ticks of the owner's choosing,
+ * compared by wrapping difference: any two live ones must be less than 2^31 ticks apart. Not thread-safe: the owner
+ * guards it.
  */
 final class LruKeySet {
 
@@ -21,7 +23,7 @@ final class LruKeySet {
   private int capacity;
   // node storage
   private long[] nodeKey;
-  private long[] nodeTime;
+  private int[] nodeTime;
   private int[] prev;
   private int[] next;
   private int head = NIL; // most recent
@@ -36,7 +38,7 @@ final class LruKeySet {
     this.capacity = capacity;
     int initial = Math.min(capacity, 256);
     nodeKey = new long[initial];
-    nodeTime = new long[initial];
+    nodeTime = new int[initial];
     prev = new int[initial];
     next = new int[initial];
     table = new int[tableSizeFor(initial)];
@@ -63,7 +65,7 @@ final class LruKeySet {
    *
    * @return true if the key was added
    */
-  boolean touch(long key, long now, Eviction eviction) {
+  boolean touch(long key, int now, Eviction eviction) {
     int n = find(key);
     if (n != NIL) {
       nodeTime[n] = now;
@@ -102,18 +104,13 @@ final class LruKeySet {
   }
 
   /** Evicts every key last used before {@code deadline}; returns how many. */
-  int expireBefore(long deadline, Eviction eviction) {
+  int expireBefore(int deadline, Eviction eviction) {
     int n = 0;
     while (tail != NIL && nodeTime[tail] - deadline < 0) {
       evictTail(eviction);
       n++;
     }
     return n;
-  }
-
-  /** The last-use time of the least recent key, or {@code missing}. */
-  long oldestTime(long missing) {
-    return tail == NIL ? missing : nodeTime[tail];
   }
 
   boolean contains(long key) {
@@ -128,7 +125,7 @@ final class LruKeySet {
   }
 
   long arrayBytes() {
-    return 24L * nodeKey.length + 4L * table.length;
+    return 20L * nodeKey.length + 4L * table.length;
   }
 
   private int next(int i) {

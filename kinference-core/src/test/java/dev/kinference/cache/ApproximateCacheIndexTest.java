@@ -108,6 +108,19 @@ class ApproximateCacheIndexTest {
   }
 
   @Test
+  void blocksOfAnEndpointIdleForMonthsAreForgottenThoughTheirTicksWrapped() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    Fleet fleet = Fixtures.fleet(index, 1);
+    EndpointState e = member(fleet, 0);
+    int[] prompt = tokens(11, 8 * BLOCK);
+    index.onRouted(e, keys(prompt));
+    // 2^32 ticks of 2^20 ns later the 32-bit use times read the same again
+    clock.addAndGet(1L << 52);
+    assertThat(match(index, prompt, e)).isZero();
+    assertThat(index.blockCount(e)).isZero();
+  }
+
+  @Test
   void aServerRestartClearsItsBlocks() {
     ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
     Fleet fleet = Fixtures.fleet(index, 1);
@@ -122,6 +135,8 @@ class ApproximateCacheIndexTest {
   void builderValidatesSettings() {
     assertThatThrownBy(() -> ApproximateCacheIndex.builder().ttl(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ApproximateCacheIndex.builder().ttl(Duration.ofDays(8)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 7 days");
     assertThatThrownBy(() -> ApproximateCacheIndex.builder().defaultCapacityBlocks(0))
         .isInstanceOf(IllegalArgumentException.class);
   }

@@ -21,7 +21,7 @@ class LruKeySetTest {
     LinkedHashMap<Long, Long> model = new LinkedHashMap<>(16, 0.75f, true);
     List<Long> evicted = new ArrayList<>();
     List<Long> expected = new ArrayList<>();
-    long now = 0;
+    int now = 0;
     for (int op = 0; op < 100_000; op++) {
       now += r.nextInt(3);
       long key = (r.nextInt(5_000) + 1) * 0x9E3779B97F4A7C15L;
@@ -30,7 +30,7 @@ class LruKeySetTest {
         set.capacity(capacity, evicted::add);
         evictDown(model, capacity, expected);
       } else if (op % 997 == 0) {
-        long deadline = now - 50;
+        int deadline = now - 50;
         set.expireBefore(deadline, evicted::add);
         for (Iterator<Long> it = model.values().iterator(); it.hasNext(); ) {
           // values are last-use times; the model's iteration order is least recent first
@@ -47,7 +47,7 @@ class LruKeySetTest {
         if (absent) {
           evictDown(model, capacity - 1, expected);
         }
-        model.put(key, now);
+        model.put(key, (long) now);
         assertThat(set.touch(key, now, evicted::add)).isEqualTo(absent);
       }
       if (!evicted.equals(expected) || set.size() != model.size()) {
