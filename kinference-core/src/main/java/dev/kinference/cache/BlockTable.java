@@ -403,6 +403,9 @@ final class BlockTable {
    */
   void bisect(PrefixKeys keys, long[] active, int[] depthBySlot, WalkScratch scratch) {
     int words = active.length;
+    if (anyOf(active, words) == 0) {
+      return;
+    }
     int n = keys.size();
     scratch.words(words);
     long[] probe = scratch.probe;
