@@ -380,14 +380,7 @@ final class BlockTable {
     if (words == 1) {
       active[0] = act;
     }
-    for (int w = 0; w < words; w++) {
-      long rest = active[w];
-      while (rest != 0) {
-        depthBySlot[(w << 6) + Long.numberOfTrailingZeros(rest)] = keyCount;
-        rest &= rest - 1;
-      }
-      active[w] = 0;
-    }
+    setDepth(active, 0, words, depthBySlot, keyCount);
   }
 
   /**
@@ -413,13 +406,13 @@ final class BlockTable {
     long any;
     if (n == 0) {
       any = 0;
-      setDepth(active, words, depthBySlot, 0);
+      setDepth(active, 0, words, depthBySlot, 0);
     } else {
       any = narrow(keys.key(0), active, probe, words, false);
-      setDepth(probe, words, depthBySlot, 0);
+      setDepth(probe, 0, words, depthBySlot, 0);
       if (any != 0) {
         any = narrow(keys.key(n - 1), active, probe, words, true);
-        setDepth(probe, words, depthBySlot, n);
+        setDepth(probe, 0, words, depthBySlot, n);
       }
     }
     if (any == 0) {
@@ -445,13 +438,7 @@ final class BlockTable {
       int hi = his[f];
       int at = f * words;
       if (lo == hi) {
-        for (int w = 0; w < words; w++) {
-          long rest = sets[at + w];
-          while (rest != 0) {
-            depthBySlot[(w << 6) + Long.numberOfTrailingZeros(rest)] = lo;
-            rest &= rest - 1;
-          }
-        }
+        setDepth(sets, at, words, depthBySlot, lo);
         top = f;
         continue;
       }
@@ -501,15 +488,15 @@ final class BlockTable {
     return any;
   }
 
-  /** Writes {@code depth} for every slot in {@code slots} and clears them. */
-  private static void setDepth(long[] slots, int words, int[] depthBySlot, int depth) {
+  /** Writes {@code depth} for every slot in the bitset {@code slots[from, from + words)} and clears it. */
+  private static void setDepth(long[] slots, int from, int words, int[] depthBySlot, int depth) {
     for (int w = 0; w < words; w++) {
-      long rest = slots[w];
+      long rest = slots[from + w];
       while (rest != 0) {
         depthBySlot[(w << 6) + Long.numberOfTrailingZeros(rest)] = depth;
         rest &= rest - 1;
       }
-      slots[w] = 0;
+      slots[from + w] = 0;
     }
   }
 

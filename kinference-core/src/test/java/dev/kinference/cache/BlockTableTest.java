@@ -23,24 +23,25 @@ class BlockTableTest {
     return k == 0 ? 1 : k;
   }
 
-  private static int[] walkAll(BlockTable table, long[] keys, int slots) {
-    int words = ((slots - 1) >>> 6) + 1;
-    long[] active = new long[words];
+  /** Every slot below {@code slots}, as the bitset lookups take. */
+  private static long[] allSlots(int slots) {
+    long[] active = new long[((slots - 1) >>> 6) + 1];
     for (int s = 0; s < slots; s++) {
       active[s >>> 6] |= 1L << s;
     }
+    return active;
+  }
+
+  private static int[] walkAll(BlockTable table, long[] keys, int slots) {
+    long[] active = allSlots(slots);
     int[] depth = new int[slots];
-    table.walk(PrefixKeys.ofKeys(keys, 16, keys.length * 16), active, new long[words], depth,
+    table.walk(PrefixKeys.ofKeys(keys, 16, keys.length * 16), active, new long[active.length], depth,
         new BlockTable.WalkScratch());
     return depth;
   }
 
   private static int[] bisectAll(BlockTable table, long[] keys, int slots) {
-    int words = ((slots - 1) >>> 6) + 1;
-    long[] active = new long[words];
-    for (int s = 0; s < slots; s++) {
-      active[s >>> 6] |= 1L << s;
-    }
+    long[] active = allSlots(slots);
     int[] depth = new int[slots];
     table.bisect(PrefixKeys.ofKeys(keys, 16, keys.length * 16), active, depth, new BlockTable.WalkScratch());
     assertThat(active).as("candidates cleared").containsOnly(0L);
