@@ -322,7 +322,8 @@ public final class KvEventSubscriber implements AutoCloseable {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
         if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
-          disconnected = true;
+          // Only a connection lost after something was applied can have missed a restart that invalidates it.
+          disconnected |= lastSeq != NONE;
           lostSinceLastMessage = true;
         }
       }
@@ -475,6 +476,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       // server buffers is where a new subscriber starts; the socket is replaced.
       List<Replayed> buffered = fetchReplay(0);
       if (buffered != null) {
+        disconnected = false; // what is applied now comes from the server as it is
         applyWhileConsecutive(buffered);
       }
       return false;
@@ -483,6 +485,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     if (answer == null) {
       return false;
     }
+    disconnected = false; // the server's answer vouches for the entries, or rebuilds them, below
     if (!answer.isEmpty() && answer.get(0).seq() == last && Arrays.equals(answer.get(0).payload(), lastSeen)) {
       applyWhileConsecutive(answer.subList(1, answer.size())); // after a hole, the next live message reports a gap
       return answer.size() == 1;

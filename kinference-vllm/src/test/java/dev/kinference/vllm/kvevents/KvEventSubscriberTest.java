@@ -308,6 +308,36 @@ class KvEventSubscriberTest {
     assertThat(s.stats().replayedBatches()).isEqualTo(12);
   }
 
+  /**
+   * Regression: a subscriber whose connection dropped before it had applied anything, and which then learned the
+   * server's batches from the replay socket, took its first live message for one after a lost connection and
+   * rebuilt its entries for nothing (SimulatedServerIntegrationTest saw one resync where it expects none).
+   */
+  @Test
+  void aConnectionLostBeforeAnythingWasAppliedCostsNoResync() throws Exception {
+    EndpointState state = endpoint("vllm-0");
+    TestKvPublisher p = publisher(true, true);
+    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
+        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
+        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(200))
+        .build().start();
+    closeables.add(s);
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
+    Thread.sleep(500); // connected, nothing published yet
+    p.restart(); // the connection drops
+    FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
+    for (int i = 0; i < 12; i++) {
+      p.publishLost(enc.encode(i, pool.process(prompt()), 0));
+    }
+    awaitApplied(s, p); // from the replay socket, after a silence
+    handshake(p, s, enc); // then live again
+    workload(p, pool, enc, 5);
+    awaitApplied(s, p);
+    pool.assertIndexEquals(index, state);
+    assertThat(s.stats().resyncs()).isZero();
+    assertThat(s.stats().reconnects()).isZero();
+  }
+
   @Test
   void aKilledAndRestartedServerIsDetectedAndRebuilt() throws Exception {
     EndpointState state = endpoint("vllm-0");
