@@ -322,8 +322,9 @@ public final class KvEventSubscriber implements AutoCloseable {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
         if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
-          // Only a connection lost after something was applied can have missed a restart that invalidates it.
-          disconnected |= lastSeq != NONE;
+          // Only a connection this socket was receiving on can have missed a restart: one that never delivered
+          // (JeroMQ closes a fresh connection whose handshake stalls) leaves the first message to the usual checks.
+          disconnected |= delivered;
           lostSinceLastMessage = true;
         }
       }

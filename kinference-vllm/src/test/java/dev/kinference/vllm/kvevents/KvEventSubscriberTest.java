@@ -334,8 +334,8 @@ class KvEventSubscriberTest {
     workload(p, pool, enc, 5);
     awaitApplied(s, p);
     pool.assertIndexEquals(index, state);
-    assertThat(s.stats().resyncs()).isZero();
-    assertThat(s.stats().reconnects()).isZero();
+    assertThat(s.stats().resyncs()).as(s.stats().toString()).isZero();
+    assertThat(s.stats().reconnects()).as(s.stats().toString()).isZero();
   }
 
   @Test
