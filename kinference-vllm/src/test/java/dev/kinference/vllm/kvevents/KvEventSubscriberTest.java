@@ -69,6 +69,19 @@ class KvEventSubscriberTest {
     return s;
   }
 
+  /**
+   * A subscriber with a replay socket whose longest reconnect backoff is {@code reconnectMax}, so it checks a silence
+   * after twice that plus a second instead of eleven seconds.
+   */
+  KvEventSubscriber subscribeCheckingSilences(EndpointState state, TestKvPublisher p, Duration reconnectMax) {
+    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
+        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
+        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), reconnectMax)
+        .build().start();
+    closeables.add(s);
+    return s;
+  }
+
   /** Publishes a no-op batch until the subscriber has seen one, so that later messages are not lost to joining. */
   static void handshake(TestKvPublisher p, KvEventSubscriber s, KvEventEncoder enc) {
     long before = s.stats().batches();
@@ -262,11 +275,7 @@ class KvEventSubscriberTest {
   void aServerThatRestartedUnheardIsDetectedAfterASilence() throws Exception {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
-    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
-        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
-        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(500))
-        .build().start();
-    closeables.add(s);
+    KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(500));
     KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     handshake(p, s, enc);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
@@ -298,11 +307,7 @@ class KvEventSubscriberTest {
     for (int i = 0; i < 12; i++) {
       p.publishLost(enc.encode(i, pool.process(prompt()), 0)); // only the replay buffer has them
     }
-    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
-        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
-        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(200))
-        .build().start();
-    closeables.add(s);
+    KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(200));
     awaitApplied(s, p);
     pool.assertIndexEquals(index, state);
     assertThat(s.stats().replayedBatches()).isEqualTo(12);
@@ -317,11 +322,7 @@ class KvEventSubscriberTest {
   void aConnectionLostBeforeAnythingWasAppliedCostsNoResync() throws Exception {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
-    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
-        .replayAddress(p.replayAddress()).topic("kv@pod@").receiveTimeout(Duration.ofMillis(20))
-        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(200))
-        .build().start();
-    closeables.add(s);
+    KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(200));
     KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     Thread.sleep(500); // connected, nothing published yet
     p.restart(); // the connection drops
