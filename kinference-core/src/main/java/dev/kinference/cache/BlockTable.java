@@ -352,14 +352,7 @@ final class BlockTable {
           }
           act &= h;
         } else {
-          long v = readVersion(s);
-          while (true) {
-            readHeld(segmentTabs[s], key, held, 0, words);
-            if (validate(s, v)) {
-              break;
-            }
-            v = readVersion(s);
-          }
+          readHeldConsistently(key, held, words);
           act = 0;
           for (int w = 0; w < words; w++) {
             long still = active[w] & held[w];
