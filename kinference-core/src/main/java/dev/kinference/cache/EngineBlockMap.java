@@ -14,10 +14,11 @@ package dev.kinference.cache;
  * request's blocks tail first and evicts the oldest free block, so a full-attention engine never breaks it, and an
  * endpoint that does is looked up the slow, exact way.
  *
- * <p>Open addressing with linear probing; keys and router keys interleave in one array, so a probe touches one cache
- * line. A key's home entry is the high 32 bits of its mixed hash (the fingerprint) scaled to the capacity, so a
- * parent can be found from its fingerprint alone. The map grows by half when three quarters full: between 29 and 44
- * bytes per entry. Engine hash 0 (the empty marker) lives in an extra entry at index {@code capacity}.
+ * <p>Open addressing with linear probing; an entry's hash, router key and links (parent fingerprint and child count)
+ * interleave in one array, so a probe, an insert or a removal touches one cache line. A key's home entry is the high
+ * 32 bits of its mixed hash (the fingerprint) scaled to the capacity, so a parent can be found from its fingerprint
+ * alone. The map grows by half when three quarters full: between 32 and 48 bytes per entry. Engine hash 0 (the
+ * empty marker) lives in an extra entry at index {@code capacity}.
  *
  * <p>Not thread-safe: the owner guards it.
  */
@@ -37,12 +38,12 @@ final class EngineBlockMap {
   private static final int ROOT = 0x8000;
   private static final int CHILDREN = 0x7FFF;
 
-  /** {@code [hash, router key]} pairs; hash 0 marks an empty entry. */
+  /**
+   * {@code [hash, router key, links]} triples; hash 0 marks an empty entry. Links: the parent's fingerprint in the
+   * high 32 bits (meaningless for a root), bit 15 set if the entry starts a chain (its parent is the seed), bits 0-14
+   * its held children.
+   */
   private long[] entries;
-  /** Fingerprint of each entry's parent's hash (meaningless for a root). */
-  private int[] parentPrints;
-  /** Bit 15: the entry starts a chain (its parent is the seed); bits 0-14: its held children. */
-  private short[] links;
   private int capacity;
   private int size;
   private boolean hasZeroHash;
@@ -52,11 +53,24 @@ final class EngineBlockMap {
     allocate(Math.max(MIN_CAPACITY, (int) Math.min(1 << 29, expected * 4L / 3 + 1)));
   }
 
+  private static final int STRIDE = 3;
+
   private void allocate(int cap) {
     capacity = cap;
-    entries = new long[2 * (cap + 1)];
-    parentPrints = new int[cap + 1];
-    links = new short[cap + 1];
+    entries = new long[STRIDE * (cap + 1)];
+  }
+
+  private int links(int at) {
+    return (int) (entries[STRIDE * at + 2] & 0xFFFF);
+  }
+
+  private void setLinks(int at, int links) {
+    int i = STRIDE * at + 2;
+    entries[i] = (entries[i] & ~0xFFFFL) | (links & 0xFFFF);
+  }
+
+  private int parentPrint(int at) {
+    return (int) (entries[STRIDE * at + 2] >>> 32);
   }
 
   int size() {
@@ -77,7 +91,7 @@ final class EngineBlockMap {
     int cap = capacity;
     long sink = 0;
     for (int i = 0; i < count; i++) {
-      sink ^= e[2 * home(print(hashes[i]), cap)];
+      sink ^= e[STRIDE * home(print(hashes[i]), cap)];
     }
     return sink;
   }
@@ -91,7 +105,7 @@ final class EngineBlockMap {
     int cap = capacity;
     int i = home(print(hash), cap);
     while (true) {
-      long k = e[2 * i];
+      long k = e[STRIDE * i];
       if (k == hash) {
         return i;
       }
@@ -104,11 +118,11 @@ final class EngineBlockMap {
 
   /** The router key of entry {@code at}. */
   long keyAt(int at) {
-    return entries[2 * at + 1];
+    return entries[STRIDE * at + 1];
   }
 
   void setKeyAt(int at, long key) {
-    entries[2 * at + 1] = key;
+    entries[STRIDE * at + 1] = key;
   }
 
   /** The router key of {@code hash}, or {@link #MISSING}. */
@@ -143,24 +157,22 @@ final class EngineBlockMap {
       long[] e = entries;
       int cap = capacity;
       at = home(print(hash), cap);
-      while (e[2 * at] != EMPTY) {
+      while (e[STRIDE * at] != EMPTY) {
         at = at + 1 == cap ? 0 : at + 1;
       }
-      e[2 * at] = hash;
+      e[STRIDE * at] = hash;
       size++;
     }
-    entries[2 * at + 1] = key;
+    entries[STRIDE * at + 1] = key;
     if (parentAt < 0) {
-      links[at] = (short) ROOT;
-      parentPrints[at] = 0;
+      entries[STRIDE * at + 2] = ROOT;
     } else {
-      links[at] = 0;
-      parentPrints[at] = print(parentHash);
-      int parentLinks = links[parentAt];
+      entries[STRIDE * at + 2] = (long) print(parentHash) << 32;
+      int parentLinks = links(parentAt);
       if ((parentLinks & CHILDREN) == CHILDREN) {
         prefixBroken = true; // the count cannot go higher, so it cannot vouch for the parent's removal
       } else {
-        links[parentAt] = (short) (parentLinks + 1);
+        setLinks(parentAt, parentLinks + 1);
       }
     }
     return at;
@@ -173,7 +185,7 @@ final class EngineBlockMap {
       return MISSING;
     }
     long key = keyAt(at);
-    int own = links[at];
+    int own = links(at);
     if ((own & CHILDREN) != 0) {
       prefixBroken = true; // a held child loses its parent
     }
@@ -194,13 +206,13 @@ final class EngineBlockMap {
 
   /** Takes entry {@code child} off its parent's count; the parent is the one entry answering its fingerprint. */
   private void uncountAtParent(int child) {
-    int print = parentPrints[child];
+    int print = parentPrint(child);
     long[] e = entries;
     int cap = capacity;
     int parent = -1;
     int matches = 0;
-    for (int i = home(print, cap); e[2 * i] != EMPTY; i = i + 1 == cap ? 0 : i + 1) {
-      if (i != child && print(e[2 * i]) == print) {
+    for (int i = home(print, cap); e[STRIDE * i] != EMPTY; i = i + 1 == cap ? 0 : i + 1) {
+      if (i != child && print(e[STRIDE * i]) == print) {
         parent = i;
         matches++;
       }
@@ -209,24 +221,24 @@ final class EngineBlockMap {
       parent = capacity;
       matches++;
     }
-    if (matches != 1 || (links[parent] & CHILDREN) == 0) {
+    if (matches != 1 || (links(parent) & CHILDREN) == 0) {
       // No parent (it left first: already broken), or one the fingerprint cannot single out.
       prefixBroken = true;
       return;
     }
-    links[parent]--;
+    setLinks(parent, links(parent) - 1);
   }
 
   /** Calls {@code action(hash, key)} for every entry; the action must not modify this map. */
   void forEach(EntryConsumer action) {
     long[] e = entries;
     for (int i = 0; i < capacity; i++) {
-      if (e[2 * i] != EMPTY) {
-        action.accept(e[2 * i], e[2 * i + 1]);
+      if (e[STRIDE * i] != EMPTY) {
+        action.accept(e[STRIDE * i], e[STRIDE * i + 1]);
       }
     }
     if (hasZeroHash) {
-      action.accept(EMPTY, e[2 * capacity + 1]);
+      action.accept(EMPTY, e[STRIDE * capacity + 1]);
     }
   }
 
@@ -239,7 +251,7 @@ final class EngineBlockMap {
   }
 
   long arrayBytes() {
-    return 8L * entries.length + 4L * parentPrints.length + 2L * links.length;
+    return 8L * entries.length;
   }
 
   /** Backward-shift deletion keeps probe chains intact without tombstones. */
@@ -249,7 +261,7 @@ final class EngineBlockMap {
     int i = hole;
     while (true) {
       i = i + 1 == cap ? 0 : i + 1;
-      long k = e[2 * i];
+      long k = e[STRIDE * i];
       if (k == EMPTY) {
         break;
       }
@@ -258,45 +270,33 @@ final class EngineBlockMap {
       int fromHole = i >= hole ? i - hole : i + cap - hole;
       // k may move back into the hole if the hole lies on its probe path from its home.
       if (fromHole <= fromHome) {
-        e[2 * hole] = k;
-        e[2 * hole + 1] = e[2 * i + 1];
-        parentPrints[hole] = parentPrints[i];
-        links[hole] = links[i];
+        System.arraycopy(e, STRIDE * i, e, STRIDE * hole, STRIDE);
         hole = i;
       }
     }
-    e[2 * hole] = EMPTY;
-    e[2 * hole + 1] = 0;
+    e[STRIDE * hole] = EMPTY;
+    e[STRIDE * hole + 1] = 0;
+    e[STRIDE * hole + 2] = 0;
   }
 
   private void rehash(int newCapacity) {
-    long[] oldEntries = entries;
-    int[] oldPrints = parentPrints;
-    short[] oldLinks = links;
+    long[] old = entries;
     int oldCapacity = capacity;
     allocate(newCapacity);
     long[] e = entries;
     int cap = capacity;
-    for (int j = 0; j <= oldCapacity; j++) {
-      long k = oldEntries[2 * j];
-      int i;
-      if (j == oldCapacity) {
-        if (!hasZeroHash) {
-          break;
-        }
-        i = cap;
-      } else if (k == EMPTY) {
-        continue;
-      } else {
-        i = home(print(k), cap);
-        while (e[2 * i] != EMPTY) {
+    for (int j = 0; j < oldCapacity; j++) {
+      long k = old[STRIDE * j];
+      if (k != EMPTY) {
+        int i = home(print(k), cap);
+        while (e[STRIDE * i] != EMPTY) {
           i = i + 1 == cap ? 0 : i + 1;
         }
-        e[2 * i] = k;
+        System.arraycopy(old, STRIDE * j, e, STRIDE * i, STRIDE);
       }
-      e[2 * i + 1] = oldEntries[2 * j + 1];
-      parentPrints[i] = oldPrints[j];
-      links[i] = oldLinks[j];
+    }
+    if (hasZeroHash) {
+      System.arraycopy(old, STRIDE * oldCapacity, e, STRIDE * cap, STRIDE);
     }
   }
 
