@@ -47,7 +47,8 @@ final class EngineBlockMap {
   private int capacity;
   private int size;
   private boolean hasZeroHash;
-  private boolean prefixBroken;
+  /** Written by the owner only; volatile so lookups may read {@link #prefixClosed} without the owner's guard. */
+  private volatile boolean prefixBroken;
 
   EngineBlockMap(int expected) {
     allocate(Math.max(MIN_CAPACITY, (int) Math.min(1 << 29, expected * 4L / 3 + 1)));
@@ -77,7 +78,10 @@ final class EngineBlockMap {
     return size + (hasZeroHash ? 1 : 0);
   }
 
-  /** Whether every held block's parent is held too, as far as the map can vouch; false until {@link #clear}. */
+  /**
+   * Whether every held block's parent is held too, as far as the map can vouch; false until {@link #clear}. The one
+   * method any thread may call: a removal that breaks prefix closure says so before it returns the removed key.
+   */
   boolean prefixClosed() {
     return !prefixBroken;
   }

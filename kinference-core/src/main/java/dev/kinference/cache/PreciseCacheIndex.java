@@ -45,8 +45,6 @@ public final class PreciseCacheIndex extends BlockIndexBase {
   private static final class EndpointBlocks {
     final EndpointState endpoint;
     final EngineBlockMap engineToKey = new EngineBlockMap(1024);
-    /** {@code engineToKey.prefixClosed()}, published for lookups: written before a change that breaks it. */
-    volatile boolean prefixClosed = true;
     boolean removed;
     /** Router keys of the event being applied. */
     long[] keys = new long[64];
@@ -231,9 +229,6 @@ public final class PreciseCacheIndex extends BlockIndexBase {
       parentAt = at;
       parentHash = hash;
     }
-    if (!map.prefixClosed()) {
-      blocks.prefixClosed = false;
-    }
     blocksStored.add(n);
   }
 
@@ -254,9 +249,7 @@ public final class PreciseCacheIndex extends BlockIndexBase {
         keys[found++] = key;
       }
     }
-    if (!blocks.engineToKey.prefixClosed()) {
-      blocks.prefixClosed = false; // before the table changes that open the gap, so a lookup sees one or neither
-    }
+    // The map said whether these removals broke prefix closure before the table changes below open any gap.
     blocks.touched ^= table.touch(keys, found);
     for (int i = 0; i < found; i++) {
       table.remove(keys[i], slot);
@@ -268,13 +261,11 @@ public final class PreciseCacheIndex extends BlockIndexBase {
     int slot = blocks.endpoint.slot();
     blocks.engineToKey.forEach((hash, key) -> table.remove(key, slot));
     blocks.engineToKey.clear();
-    blocks.prefixClosed = true;
   }
 
   @Override
   boolean prefixClosed(EndpointState endpoint) {
-    EndpointBlocks blocks = bySlot.get(endpoint.slot());
-    return blocks == null || blocks.prefixClosed;
+    return isPrefixClosed(endpoint);
   }
 
   /**
@@ -283,6 +274,6 @@ public final class PreciseCacheIndex extends BlockIndexBase {
    */
   public boolean isPrefixClosed(EndpointState endpoint) {
     EndpointBlocks blocks = blocksOf(endpoint);
-    return blocks == null || blocks.prefixClosed;
+    return blocks == null || blocks.engineToKey.prefixClosed();
   }
 }
