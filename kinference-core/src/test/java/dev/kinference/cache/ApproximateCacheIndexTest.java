@@ -38,8 +38,7 @@ class ApproximateCacheIndexTest {
   @Test
   void capacityEvictsTheLeastRecentlyUsedBlocksAndKeepsPrefixesOverTails() {
     ApproximateCacheIndex index = index(30, Duration.ofMinutes(2));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     int[] old = tokens(2, 20 * BLOCK);
     int[] recent = tokens(3, 20 * BLOCK);
     index.onRouted(e, keys(old));
@@ -54,8 +53,7 @@ class ApproximateCacheIndexTest {
   @Test
   void touchingAPrefixProtectsItFromEviction() {
     ApproximateCacheIndex index = index(30, Duration.ofMinutes(2));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     int[] a = tokens(4, 15 * BLOCK);
     int[] b = tokens(5, 15 * BLOCK);
     int[] c = tokens(6, 15 * BLOCK);
@@ -71,8 +69,7 @@ class ApproximateCacheIndexTest {
   @Test
   void capacityFollowsTheServersNumGpuBlocks() {
     ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     e.updateMetrics(new EndpointMetrics(0, 0, 0.1, 16, 12, Double.NaN, Double.NaN, Set.of(), Set.of(), -1,
         clock.get()));
     index.onRouted(e, keys(tokens(7, 40 * BLOCK)));
@@ -82,8 +79,7 @@ class ApproximateCacheIndexTest {
   @Test
   void blocksUnusedForLongerThanTheTtlAreForgotten() {
     ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(8, 8 * BLOCK);
     index.onRouted(e, keys(prompt));
     clock.addAndGet(Duration.ofSeconds(9).toNanos());
@@ -97,8 +93,7 @@ class ApproximateCacheIndexTest {
   @Test
   void useRenewsTheTtl() {
     ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(9, 8 * BLOCK);
     index.onRouted(e, keys(prompt));
     clock.addAndGet(Duration.ofSeconds(8).toNanos());
@@ -110,8 +105,7 @@ class ApproximateCacheIndexTest {
   @Test
   void blocksOfAnEndpointIdleForMonthsAreForgottenThoughTheirTicksWrapped() {
     ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(11, 8 * BLOCK);
     index.onRouted(e, keys(prompt));
     // 2^32 ticks of 2^20 ns later the 32-bit use times read the same again
@@ -123,8 +117,7 @@ class ApproximateCacheIndexTest {
   @Test
   void aServerRestartClearsItsBlocks() {
     ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
-    Fleet fleet = Fixtures.fleet(index, 1);
-    EndpointState e = member(fleet, 0);
+    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(10, 8 * BLOCK);
     index.onRouted(e, keys(prompt));
     index.onEvent(e, new KvEvent.AllBlocksCleared());

@@ -29,6 +29,11 @@ final class Fixtures {
     return fleet;
   }
 
+  /** The one endpoint of a fleet built around {@code index}. */
+  static EndpointState soleEndpoint(CacheIndex index) {
+    return member(fleet(index, 1), 0);
+  }
+
   static EndpointState member(Fleet fleet, int i) {
     return Objects.requireNonNull(fleet.get("e" + i));
   }
