@@ -113,7 +113,7 @@ class CloudFallbackTest {
   }
 
   @Test
-  void openAiClientIsServedByAnAnthropicProviderWithTextToolCallsAndUsage() {
+  void openAiClientIsServedByAnAnthropicProviderWithTextToolCallsAndUsage() throws Exception {
     ChatCompletion text = openai.chat().completions().create(ChatCompletionCreateParams.builder()
         .model("claude-chat").addSystemMessage("Be brief.").addUserMessage("Say hello.").build());
     assertThat(text.choices().get(0).message().content()).contains(FakeCloud.TEXT);
@@ -196,7 +196,7 @@ class CloudFallbackTest {
   }
 
   @Test
-  void aProviderStreamCutAfterTheFirstByteEndsWithAnErrorEventOfTheClientsApi() {
+  void aProviderStreamCutAfterTheFirstByteEndsWithAnErrorEventOfTheClientsApi() throws Exception {
     cloud.cutAfter.set(4);
     try {
       List<ChatCompletionChunk> got = new ArrayList<>();

@@ -123,8 +123,12 @@ final class Harness implements AutoCloseable {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  /** The value of one sample of /metrics, or 0 when absent. */
-  double metric(String nameAndLabels) {
+  /**
+   * The value of one sample of /metrics, or 0 when absent, read once no request is active: a request is recorded
+   * when the write of its last byte completes, which a client reading that byte may see first.
+   */
+  double metric(String nameAndLabels) throws InterruptedException {
+    StreamFailureTest.awaitTrue(() -> gateway.activeRequests() == 0, "every answered request is recorded");
     for (String line : gateway.scrapeMetrics().split("\n")) {
       if (line.startsWith(nameAndLabels + " ")) {
         return Double.parseDouble(line.substring(nameAndLabels.length() + 1));

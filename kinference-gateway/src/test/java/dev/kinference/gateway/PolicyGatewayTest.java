@@ -145,6 +145,15 @@ class PolicyGatewayTest {
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /**
+   * /metrics once no request is active: a request is recorded when the write of its last byte completes, which the
+   * client reading that byte may see first (regression: a scrape right after a 200 missed team-b's request).
+   */
+  static String settledMetrics() throws InterruptedException {
+    StreamFailureTest.awaitTrue(() -> pg.gateway().activeRequests() == 0, "every answered request is recorded");
+    return pg.gateway().scrapeMetrics();
+  }
+
   @Test
   void callersAreTenantsRecognisedByTheirKeysAndSeeTheirModels() throws Exception {
     OpenAIClient nobody = openai("not-a-key");
@@ -167,7 +176,7 @@ class PolicyGatewayTest {
     ChatCompletion c = b.chat().completions().create(ask("Name a colour."));
     assertThat(c.choices().get(0).message().content()).isPresent();
     b.close();
-    assertThat(pg.gateway().scrapeMetrics()).contains("kinference_gateway_requests_total{tenant=\"team-b\",model=\"chat\"");
+    assertThat(settledMetrics()).contains("kinference_gateway_requests_total{tenant=\"team-b\",model=\"chat\"");
   }
 
   @Test
@@ -183,7 +192,7 @@ class PolicyGatewayTest {
     assertThat(raw.statusCode()).isEqualTo(429);
     assertThat(raw.headers().firstValue("retry-after")).isPresent();
     assertThat(M.readTree(raw.body()).path("error").path("type").asText()).isEqualTo("rate_limit_error");
-    assertThat(pg.gateway().scrapeMetrics())
+    assertThat(settledMetrics())
         .contains("kinference_gateway_rate_limit_refusals_total{tenant=\"team-a\",model=\"chat\"} 2");
   }
 
@@ -222,7 +231,7 @@ class PolicyGatewayTest {
       assertThat(served.statusCode()).isEqualTo(200);
       assertThat(served.headers().firstValue("x-kinference-endpoint")).contains("sim-0");
       assertThat(cloud.requestsMentioning(EMAIL)).isZero();
-      assertThat(pg.gateway().scrapeMetrics())
+      assertThat(settledMetrics())
           .contains("kinference_gateway_queued_total{tenant=\"team-b\",outcome=\"timeout\"} 1")
           .contains("kinference_gateway_queued_total{tenant=\"team-b\",outcome=\"dispatched\"} 1");
     } finally {
