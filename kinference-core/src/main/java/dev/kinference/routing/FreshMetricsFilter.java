@@ -7,8 +7,10 @@ import java.time.Duration;
 
 /**
  * Keeps endpoints whose metrics are younger than a bound (default 1 s, twenty scrape intervals): an endpoint whose
- * scrapes stopped may be gone. An endpoint never scraped counts as stale, so in a fleet without a scraper every
- * endpoint is stale and the filter fails open. Immutable and thread-safe.
+ * scrapes stopped may be gone. An endpoint never scraped is kept: nothing says its scrapes stopped, a scraper that
+ * cannot reach it marks it unhealthy, and until its first scrape the router's own account of what it sent there
+ * judges its load (regression: while a fleet started, every request went to the first endpoint scraped, and session
+ * affinity kept 28 of 32 conversations there for their lifetime). Immutable and thread-safe.
  */
 public final class FreshMetricsFilter implements Filter {
 
@@ -33,6 +35,6 @@ public final class FreshMetricsFilter implements Filter {
   @Override
   public boolean accept(InferenceRequest request, EndpointState endpoint, long nowNanos) {
     EndpointMetrics m = endpoint.metrics();
-    return m != null && nowNanos - m.scrapedAtNanos() <= maxAgeNanos;
+    return m == null || nowNanos - m.scrapedAtNanos() <= maxAgeNanos;
   }
 }

@@ -151,6 +151,20 @@ class RouterTest {
   }
 
   @Test
+  void endpointsNotYetScrapedAreNotPassedOverForTheFirstOneScraped() {
+    Router router = builder(3).build();
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
+    Map<String, Integer> counts = new HashMap<>();
+    for (int i = 0; i < 30; i++) {
+      RoutingDecision d = router.route(chat("s", "q" + i));
+      counts.merge(d.endpoint().id(), 1, Integer::sum);
+      assertThat(d.notes()).isEmpty();
+    }
+    assertThat(counts).as("requests in flight, spread by the router's own account").containsOnlyKeys("e0", "e1", "e2");
+    assertThat(counts.values()).allSatisfy(c -> assertThat(c).isBetween(5, 15));
+  }
+
+  @Test
   void unhealthyEndpointsAreAvoidedAndDrainingOnesNeverChosen() {
     Router router = builder(3).build();
     scrapeAll(router, 0);
