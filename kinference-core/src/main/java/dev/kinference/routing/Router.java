@@ -113,12 +113,13 @@ public final class Router implements AutoCloseable {
     this.filters = b.filters != null ? b.filters.toArray(new Filter[0])
         : new Filter[] {new HealthyFilter(), new FreshMetricsFilter()};
     if (b.scorers.isEmpty()) {
-      // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server (evicting other
-      // prefixes there) and fills a server's KV memory until it preempts. Prefix overlap and KV headroom price both;
-      // a light queue term pushes back against one server collecting more than its share.
-      this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(), new KvUtilizationScorer(),
+      // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other
+      // prefixes there; prefix overlap prices the duplication. A light queue term pushes back against one server
+      // collecting more than its share. KV utilisation is left out: on prompts that share nothing it only adds
+      // noise to the prediction (docs/BENCHMARKS.md has the measurements).
+      this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
           new SessionAffinityScorer(), new QueueDepthScorer()};
-      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3};
+      this.weights = new double[] {1.0, 1.0, 1.0, 0.3};
     } else {
       this.scorers = b.scorers.toArray(new Scorer[0]);
       this.weights = b.weights.stream().mapToDouble(Double::doubleValue).toArray();
@@ -551,7 +552,7 @@ public final class Router implements AutoCloseable {
 
     /**
      * Adds a scorer with a weight. The first call replaces the default profile ({@code predicted-ttft} 1,
-     * {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code session-affinity} 1, {@code queue-depth} 0.3).
+     * {@code prefix-overlap} 1, {@code session-affinity} 1, {@code queue-depth} 0.3).
      */
     public Builder scorer(Scorer scorer, double weight) {
       Objects.requireNonNull(scorer, "scorer");
