@@ -54,6 +54,9 @@ public final class Router implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Router.class);
 
+  /** KV usage below which the default profile's {@code kv-utilization} scorer tells endpoints apart not at all. */
+  private static final double DEFAULT_KV_KNEE = 0.5;
+
   private final Fleet fleet;
   private final CacheIndex cacheIndex;
   private final Tokenizer tokenizer;
@@ -115,11 +118,11 @@ public final class Router implements AutoCloseable {
     if (b.scorers.isEmpty()) {
       // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other
       // prefixes there; prefix overlap prices the duplication. A light queue term pushes back against one server
-      // collecting more than its share. KV utilisation is left out: on prompts that share nothing it only adds
-      // noise to the prediction (docs/BENCHMARKS.md has the measurements).
+      // collecting more than its share. KV headroom counts only above half-full caches: below, it only added noise
+      // to the prediction on prompts that share nothing (docs/BENCHMARKS.md has the measurements).
       this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
-          new SessionAffinityScorer(), new QueueDepthScorer()};
-      this.weights = new double[] {1.0, 1.0, 1.0, 0.3};
+          new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(), new QueueDepthScorer()};
+      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3};
     } else {
       this.scorers = b.scorers.toArray(new Scorer[0]);
       this.weights = b.weights.stream().mapToDouble(Double::doubleValue).toArray();
@@ -552,7 +555,8 @@ public final class Router implements AutoCloseable {
 
     /**
      * Adds a scorer with a weight. The first call replaces the default profile ({@code predicted-ttft} 1,
-     * {@code prefix-overlap} 1, {@code session-affinity} 1, {@code queue-depth} 0.3).
+     * {@code prefix-overlap} 1, {@code kv-utilization} 0.5 with knee 0.5, {@code session-affinity} 1,
+     * {@code queue-depth} 0.3).
      */
     public Builder scorer(Scorer scorer, double weight) {
       Objects.requireNonNull(scorer, "scorer");

@@ -20,14 +20,15 @@
  * </ol>
  *
  * <p>The default profile is {@code predicted-ttft} (weight 1), {@code prefix-overlap} (weight 1),
- * {@code session-affinity} (weight 1) and {@code queue-depth} (weight 0.3),
+ * {@code kv-utilization} with a knee at half-full caches (weight 0.5), {@code session-affinity} (weight 1) and
+ * {@code queue-depth} (weight 0.3),
  * filters {@code healthy} and {@code fresh-metrics}, picker {@code max-score}. The predicted time to first token ranks servers for this request;
  * prefix overlap keeps a prefix on the servers that hold it rather than duplicating it onto a server that is
  * momentarily faster (which evicts other prefixes there: with a shared-prefix working set larger than one server's
- * cache, predicted TTFT alone lost 20-35% of goodput to cache-aware routers in the simulator's benchmark). KV
- * utilisation ({@code kv-utilization}, built in) is not in the default: the TTFT prediction already charges a
- * request whose blocks do not fit in free KV memory, and as a score of its own it cost unique prompts 4% of goodput
- * for 1% on shared prefixes. The prefill rate behind the TTFT prediction is learned
+ * cache, predicted TTFT alone lost 20-35% of goodput to cache-aware routers in the simulator's benchmark); KV
+ * headroom steers away from caches close to full, where requests wait for memory and servers preempt. Below half-full
+ * it scores every endpoint alike: there llm-d's linear {@code 1 - usage} only added noise to the prediction and cost
+ * unique prompts 4% of goodput. The prefill rate behind the TTFT prediction is learned
  * once per model and hardware, not per server, and only from requests that found no queue; the queue term, light,
  * replaces the load feedback that per-server learning used to give by accident (see docs/BENCHMARKS.md).
  */

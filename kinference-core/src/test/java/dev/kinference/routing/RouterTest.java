@@ -2,6 +2,7 @@ package dev.kinference.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.PreciseCacheIndex;
@@ -383,6 +384,22 @@ class RouterTest {
     RoutingDecision d = router.route(request);
     assertThat(d.endpoint().id()).isEqualTo("e1");
     assertThat(d.cachedPrefixTokens()).isEqualTo(blocks * 32);
+  }
+
+  @Test
+  void kvHeadroomTellsEndpointsApartOnlyAboveItsKnee() {
+    Router router = builder(3).scorer(new KvUtilizationScorer(0.5), 1).build();
+    state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.2, clock.get()));
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.5, clock.get()));
+    state(router, "e2").updateMetrics(EndpointMetrics.of(0, 0, 0.9, clock.get()));
+    Map<String, Double> scores = new HashMap<>();
+    for (CandidateScore c : router.route(chat("s", "q")).breakdown()) {
+      scores.put(c.endpoint().id(), c.scores().get("kv-utilization"));
+    }
+    assertThat(scores).containsEntry("e0", 1.0).containsEntry("e1", 1.0);
+    assertThat(scores.get("e2")).isCloseTo(0.2, within(1e-9));
+    assertThatThrownBy(() -> new KvUtilizationScorer(1)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("knee");
   }
 
   @Test

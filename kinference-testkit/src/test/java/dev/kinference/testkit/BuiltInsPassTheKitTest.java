@@ -51,6 +51,14 @@ class BuiltInsPassTheKitTest {
   }
 
   @Nested
+  class KvHeadroomAboveAKnee extends ScorerContract {
+    @Override
+    protected Scorer createScorer() {
+      return new KvUtilizationScorer(0.5);
+    }
+  }
+
+  @Nested
   class InFlight extends ScorerContract {
     @Override
     protected Scorer createScorer() {
