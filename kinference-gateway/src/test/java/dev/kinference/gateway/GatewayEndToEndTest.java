@@ -185,7 +185,7 @@ class GatewayEndToEndTest {
     assertThat(h.get("/health").statusCode()).isEqualTo(200);
     assertThat(h.get("/ready").statusCode()).isEqualTo(200);
     openai.chat().completions().create(chat("Metrics please.").build());
-    StreamFailureTest.awaitTrue(() -> h.gateway.activeRequests() == 0, "every answered request is recorded");
+    Harness.awaitEveryRequestRecorded(h.gateway);
     String metrics = h.get("/metrics").body();
     assertThat(metrics).contains("# TYPE gen_ai_server_request_duration_seconds histogram")
         .contains("gen_ai_client_token_usage_bucket{").contains("kinference_gateway_requests_total{tenant=\"anonymous\"")

@@ -124,11 +124,16 @@ final class Harness implements AutoCloseable {
   }
 
   /**
-   * The value of one sample of /metrics, or 0 when absent, read once no request is active: a request is recorded
-   * when the write of its last byte completes, which a client reading that byte may see first.
+   * Waits until no request is active: a request is recorded in /metrics when the write of its last byte completes,
+   * which a client reading that byte may see first.
    */
-  double metric(String nameAndLabels) throws InterruptedException {
+  static void awaitEveryRequestRecorded(Gateway gateway) throws InterruptedException {
     StreamFailureTest.awaitTrue(() -> gateway.activeRequests() == 0, "every answered request is recorded");
+  }
+
+  /** The value of one sample of /metrics once every answered request is recorded, or 0 when absent. */
+  double metric(String nameAndLabels) throws InterruptedException {
+    awaitEveryRequestRecorded(gateway);
     for (String line : gateway.scrapeMetrics().split("\n")) {
       if (line.startsWith(nameAndLabels + " ")) {
         return Double.parseDouble(line.substring(nameAndLabels.length() + 1));

@@ -145,12 +145,9 @@ class PolicyGatewayTest {
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  /**
-   * /metrics once no request is active: a request is recorded when the write of its last byte completes, which the
-   * client reading that byte may see first (regression: a scrape right after a 200 missed team-b's request).
-   */
+  /** /metrics once every answered request is recorded (regression: a scrape right after a 200 missed team-b's). */
   static String settledMetrics() throws InterruptedException {
-    StreamFailureTest.awaitTrue(() -> pg.gateway().activeRequests() == 0, "every answered request is recorded");
+    Harness.awaitEveryRequestRecorded(pg.gateway());
     return pg.gateway().scrapeMetrics();
   }
 

@@ -65,7 +65,6 @@ class StreamFailureTest {
           // the failure's kind, not the HTTP client's connection state (Jetty's EOFException message dumps it)
           .hasMessageNotContaining("@");
       assertThat(received[0]).isGreaterThanOrEqualTo(3);
-      awaitTrue(() -> h.gateway.activeRequests() == 0, "the request is accounted");
       assertThat(h.metric("kinference_gateway_errors_total{tenant=\"anonymous\",model=\"" + Harness.MODEL
           + "\",endpoint=\"" + sim.name() + "\",error_type=\"mid_stream\"}")).isEqualTo(1);
       assertThat(h.fleet.get(sim.name()).failedCount()).isEqualTo(1);
