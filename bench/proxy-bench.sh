@@ -5,6 +5,8 @@
 #   bench/proxy-bench.sh            # everything (about 6 minutes)
 #   DURATION=5 bench/proxy-bench.sh # shorter runs
 #   PHASES=throughput bench/proxy-bench.sh | PHASES=streams bench/proxy-bench.sh
+#   PROXY_CPUS=0 LOAD_CPUS=1 bench/proxy-bench.sh  # pin the proxy under test (gateway or nginx) apart from the
+#                                                  # simulators and wrk (taskset CPU lists)
 #
 # Phase "throughput": the simulators answer instantly (--instant), so what is measured is the proxy. wrk sends
 # non-streamed chat completions: first closed-loop (16 and 64 connections) for the peak requests/s of each path,
@@ -24,8 +26,13 @@ DURATION="${DURATION:-10}"
 REPS="${REPS:-3}"
 STREAMS="${STREAMS:-10000}"
 PHASES="${PHASES:-throughput streams}"
+PROXY_CPUS="${PROXY_CPUS:-}"
+LOAD_CPUS="${LOAD_CPUS:-}"
 PIDS=()
 mkdir -p "$OUT"
+
+# "taskset -c LIST" for a command's prefix, nothing when LIST is empty; a prefix keeps $! the pinned process's PID.
+pin() { [ -z "$1" ] || echo "taskset -c $1"; }
 
 cleanup() {
   for pid in "${PIDS[@]:-}"; do
@@ -67,7 +74,7 @@ wait_for() { # url
 
 start_sims() { # extra sim-servers args...
   rm -f "$WORK/sims.txt"
-  KINFERENCE_JAVA_OPTS="-Xms512m -Xmx4g" "$KINFERENCE" sim-servers --count 3 --no-kv-events \
+  KINFERENCE_JAVA_OPTS="-Xms512m -Xmx4g" $(pin "$LOAD_CPUS") "$KINFERENCE" sim-servers --count 3 --no-kv-events \
     --urls-file "$WORK/sims.txt" "$@" >"$WORK/sims.log" 2>&1 &
   SIMS_PID=$!
   PIDS+=("$SIMS_PID")
@@ -94,7 +101,8 @@ write_pool() { # dir
 
 start_gateway() { # extra serve args...
   write_pool "$WORK/config"
-  KINFERENCE_JAVA_OPTS="${GATEWAY_JAVA_OPTS:--Xms512m -Xmx2g}" "$KINFERENCE" serve --config "$WORK/config" \
+  KINFERENCE_JAVA_OPTS="${GATEWAY_JAVA_OPTS:--Xms512m -Xmx2g}" $(pin "$PROXY_CPUS") "$KINFERENCE" serve \
+    --config "$WORK/config" \
     --port 0 $([ -n "${ACCESS_LOG:-}" ] || echo --no-access-log) "$@" >"$WORK/gateway.log" 2>&1 &
   GATEWAY_PID=$!
   PIDS+=("$GATEWAY_PID")
@@ -121,7 +129,7 @@ start_nginx() {
     echo "      proxy_buffering off; proxy_request_buffering off; } }"
     echo "}"
   } >"$WORK/nginx.conf"
-  "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
+  $(pin "$PROXY_CPUS") "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
   NGINX_URL="http://127.0.0.1:$NGINX_PORT"
   wait_for "$NGINX_URL/health"
 }
@@ -144,7 +152,8 @@ LUA
 # wrk run -> "rps p50_ms p99_ms errors"
 run_wrk() { # url connections interval_ms
   write_lua "$3"
-  wrk -t 2 -c "$2" -d "${DURATION}s" --latency -s "$WORK/post.lua" "$1/v1/chat/completions" >"$WORK/wrk.txt" 2>&1 || true
+  $(pin "$LOAD_CPUS") wrk -t 2 -c "$2" -d "${DURATION}s" --latency -s "$WORK/post.lua" "$1/v1/chat/completions" \
+    >"$WORK/wrk.txt" 2>&1 || true
   python3 - "$WORK/wrk.txt" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -167,7 +176,8 @@ PY
 machine() {
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GB RAM," \
     "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg); $("$NGINX" -v 2>&1 | cut -d/ -f2) nginx, wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}')," \
-    "the gateway on $(. "$ROOT/.mvn/select-jdk.sh" >/dev/null 2>&1; "${JAVA_HOME:+$JAVA_HOME/bin/}java" -version 2>&1 | head -1 || true)"
+    "the gateway on $(. "$ROOT/.mvn/select-jdk.sh" >/dev/null 2>&1; "${JAVA_HOME:+$JAVA_HOME/bin/}java" -version 2>&1 | head -1 || true);" \
+    "proxy on CPUs ${PROXY_CPUS:-any}, simulators and wrk on CPUs ${LOAD_CPUS:-any}"
 }
 
 REPORT="$OUT/proxy-bench-$(date +%Y%m%d-%H%M%S).md"
