@@ -106,8 +106,9 @@ public final class KvEventDecoder {
         throw in.fail("trailing bytes after the batch");
       }
       return batch;
-    } catch (IllegalArgumentException | NullPointerException e) {
-      // A record constructor refused a decoded value (such as block_size 0).
+    } catch (IllegalArgumentException e) {
+      // A record constructor refused a decoded value (such as a negative block_size). Only that: the decoder checks
+      // every field a record requires before building it, so a NullPointerException here is a bug to surface.
       throw new KvEventFormatException("invalid event: " + e.getMessage() + " (before byte " + in.position() + ")", e);
     }
   }
