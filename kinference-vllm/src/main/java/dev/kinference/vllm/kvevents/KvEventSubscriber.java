@@ -204,6 +204,15 @@ public final class KvEventSubscriber implements AutoCloseable {
     return running && t != null && t.isAlive();
   }
 
+  /** Whether the subscriber's thread has started and not yet ended (true between {@link #stop} and its end). */
+  boolean isThreadAlive() {
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    return t != null && t.isAlive();
+  }
+
   /** Asks the thread to stop without waiting for it. Idempotent. */
   public void stop() {
     running = false;

@@ -8,6 +8,7 @@ import dev.kinference.endpoint.FleetListener;
 import dev.kinference.vllm.VllmLabels;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -37,6 +38,9 @@ public final class KvEventSubscriptions implements FleetListener, AutoCloseable 
   private final Consumer<KvEventSubscriber.Builder> customizer;
   private final ZContext context = new ZContext(1);
   private final Map<String, KvEventSubscriber> byId = new ConcurrentHashMap<>();
+  // Subscribers replaced or removed: told to stop (under the fleet's lock, so not waited for there) and joined by
+  // close(), before the context their sockets belong to is closed.
+  private final Set<KvEventSubscriber> retired = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   private KvEventSubscriptions(CacheIndex index, int defaultPort, Consumer<KvEventSubscriber.Builder> customizer) {
@@ -106,7 +110,7 @@ public final class KvEventSubscriptions implements FleetListener, AutoCloseable 
       KvEventSubscriber subscriber = b.build();
       KvEventSubscriber previous = byId.put(e.id(), subscriber);
       if (previous != null) {
-        previous.stop();
+        retire(previous);
       }
       subscriber.start();
     } catch (IllegalArgumentException ex) {
@@ -119,9 +123,14 @@ public final class KvEventSubscriptions implements FleetListener, AutoCloseable 
     KvEventSubscriber s = byId.get(endpoint.id());
     if (s != null && s.endpoint() == endpoint) {
       byId.remove(endpoint.id(), s);
-      // Called under the fleet's lock: signal, do not wait for the thread.
-      s.stop();
+      retire(s);
     }
+  }
+
+  private void retire(KvEventSubscriber s) {
+    s.stop();
+    retired.removeIf(r -> !r.isThreadAlive());
+    retired.add(s);
   }
 
   /** The subscriber of the endpoint with this id, or null. */
@@ -136,7 +145,7 @@ public final class KvEventSubscriptions implements FleetListener, AutoCloseable 
     return out;
   }
 
-  /** Stops every subscriber and releases the ZeroMQ context. Idempotent. */
+  /** Stops every subscriber, the retired ones included, waits for their threads and releases the ZeroMQ context. */
   @Override
   public void close() {
     closed = true;
@@ -146,7 +155,11 @@ public final class KvEventSubscriptions implements FleetListener, AutoCloseable 
     for (KvEventSubscriber s : byId.values()) {
       s.close();
     }
+    for (KvEventSubscriber s : retired) {
+      s.close();
+    }
     byId.clear();
+    retired.clear();
     context.close();
   }
 }
