@@ -24,6 +24,13 @@ class ApproximateCacheIndexTest {
     return ApproximateCacheIndex.builder().defaultCapacityBlocks(capacity).ttl(ttl).ticker(clock::get).build();
   }
 
+  /** The index's only endpoint, after {@code prompt} was routed to it. */
+  private static EndpointState soleEndpointRouted(ApproximateCacheIndex index, int[] prompt) {
+    EndpointState e = Fixtures.soleEndpoint(index);
+    index.onRouted(e, keys(prompt));
+    return e;
+  }
+
   @Test
   void remembersWhatWasRoutedWhere() {
     ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
@@ -79,9 +86,8 @@ class ApproximateCacheIndexTest {
   @Test
   void blocksUnusedForLongerThanTheTtlAreForgotten() {
     ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
-    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(8, 8 * BLOCK);
-    index.onRouted(e, keys(prompt));
+    EndpointState e = soleEndpointRouted(index, prompt);
     clock.addAndGet(Duration.ofSeconds(9).toNanos());
     assertThat(match(index, prompt, e)).isEqualTo(8);
     clock.addAndGet(Duration.ofSeconds(2).toNanos());
@@ -93,9 +99,8 @@ class ApproximateCacheIndexTest {
   @Test
   void useRenewsTheTtl() {
     ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
-    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(9, 8 * BLOCK);
-    index.onRouted(e, keys(prompt));
+    EndpointState e = soleEndpointRouted(index, prompt);
     clock.addAndGet(Duration.ofSeconds(8).toNanos());
     index.onRouted(e, keys(prompt));
     clock.addAndGet(Duration.ofSeconds(8).toNanos());
@@ -105,9 +110,8 @@ class ApproximateCacheIndexTest {
   @Test
   void blocksOfAnEndpointIdleForMonthsAreForgottenThoughTheirTicksWrapped() {
     ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
-    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(11, 8 * BLOCK);
-    index.onRouted(e, keys(prompt));
+    EndpointState e = soleEndpointRouted(index, prompt);
     // 2^32 ticks of 2^20 ns later the 32-bit use times read the same again
     clock.addAndGet(1L << 52);
     assertThat(match(index, prompt, e)).isZero();
@@ -117,9 +121,8 @@ class ApproximateCacheIndexTest {
   @Test
   void aServerRestartClearsItsBlocks() {
     ApproximateCacheIndex index = index(1000, Duration.ofMinutes(2));
-    EndpointState e = Fixtures.soleEndpoint(index);
     int[] prompt = tokens(10, 8 * BLOCK);
-    index.onRouted(e, keys(prompt));
+    EndpointState e = soleEndpointRouted(index, prompt);
     index.onEvent(e, new KvEvent.AllBlocksCleared());
     assertThat(match(index, prompt, e)).isZero();
   }

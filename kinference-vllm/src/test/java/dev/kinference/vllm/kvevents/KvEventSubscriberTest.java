@@ -114,6 +114,13 @@ class KvEventSubscriberTest {
     }
   }
 
+  /** Like {@link #workload}, but the live messages are lost: only the publisher's replay buffer has the batches. */
+  void lostWorkload(TestKvPublisher p, FakeEnginePool pool, KvEventEncoder enc, int requests) {
+    for (int i = 0; i < requests; i++) {
+      p.publishLost(enc.encode(i, pool.process(prompt()), 0));
+    }
+  }
+
   static void awaitApplied(KvEventSubscriber s, TestKvPublisher p) {
     long last = p.nextSeq() - 1;
     Await.until("sequence " + last, () -> s.stats().lastSequence() == last, () -> s.stats().toString());
@@ -150,9 +157,7 @@ class KvEventSubscriberTest {
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     workload(p, pool, enc, 20);
 
-    for (int i = 0; i < 15; i++) {
-      p.publishLost(enc.encode(i, pool.process(prompt()), 0));
-    }
+    lostWorkload(p, pool, enc, 15);
     workload(p, pool, enc, 20);
     awaitApplied(s, p);
 
@@ -245,9 +250,7 @@ class KvEventSubscriberTest {
     workload(p, pool, enc, 30);
     awaitApplied(s, p);
 
-    for (int i = 0; i < 10; i++) {
-      p.publishLost(enc.encode(0, pool.process(prompt()), 0));
-    }
+    lostWorkload(p, pool, enc, 10);
     p.evictReplayBufferBelow(p.nextSeq());
     workload(p, pool, enc, 30);
     awaitApplied(s, p);
@@ -285,9 +288,7 @@ class KvEventSubscriberTest {
 
     p.restart();
     FakeEnginePool fresh = new FakeEnginePool(MODEL, BLOCK, 40);
-    for (int i = 0; i <= seen + 5; i++) {
-      p.publishLost(enc.encode(i, fresh.process(prompt()), 0)); // only the replay buffer has them
-    }
+    lostWorkload(p, fresh, enc, (int) seen + 6); // past the last number the subscriber saw
     Await.until("restart detected after a silence", () -> s.stats().restarts() > 0, () -> s.stats().toString());
     awaitApplied(s, p);
     fresh.assertIndexEquals(index, state);
@@ -304,9 +305,7 @@ class KvEventSubscriberTest {
     TestKvPublisher p = publisher(true, true);
     KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
-    for (int i = 0; i < 12; i++) {
-      p.publishLost(enc.encode(i, pool.process(prompt()), 0)); // only the replay buffer has them
-    }
+    lostWorkload(p, pool, enc, 12);
     KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(200));
     awaitApplied(s, p);
     pool.assertIndexEquals(index, state);
@@ -327,9 +326,7 @@ class KvEventSubscriberTest {
     Thread.sleep(500); // connected, nothing published yet
     p.restart(); // the connection drops
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
-    for (int i = 0; i < 12; i++) {
-      p.publishLost(enc.encode(i, pool.process(prompt()), 0));
-    }
+    lostWorkload(p, pool, enc, 12);
     awaitApplied(s, p); // from the replay socket, after a silence
     handshake(p, s, enc); // then live again
     workload(p, pool, enc, 5);
