@@ -28,6 +28,8 @@ class KvEventSubscriberTest {
   final List<AutoCloseable> closeables = new ArrayList<>();
   final Fleet fleet = Fleet.create();
   final PreciseCacheIndex index = new PreciseCacheIndex();
+  /** Current vLLM's encoding; the tests of other layouts declare their own. */
+  final KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
   final Random random = new Random(42);
   final List<String> rejections = new CopyOnWriteArrayList<>();
 
@@ -152,7 +154,6 @@ class KvEventSubscriberTest {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, topicInReplay);
     KvEventSubscriber s = subscribe(state, p, true);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     handshake(p, s, enc);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     workload(p, pool, enc, 20);
@@ -176,7 +177,6 @@ class KvEventSubscriberTest {
   void everyFreshSubscriberHearsThePublisherWithinSeconds() throws Exception {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(false, false);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     for (int i = 0; i < 150; i++) {
       try (KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address()).topic("kv@pod@")
           .receiveTimeout(Duration.ofMillis(20)).build().start()) {
@@ -194,7 +194,6 @@ class KvEventSubscriberTest {
   void aSubscriberThatJoinsLateReplaysWhatTheServerStillBuffers() {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     workload(p, pool, enc, 50);
 
@@ -244,7 +243,6 @@ class KvEventSubscriberTest {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, false);
     KvEventSubscriber s = subscribe(state, p, true);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     handshake(p, s, enc);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     workload(p, pool, enc, 30);
@@ -279,7 +277,6 @@ class KvEventSubscriberTest {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
     KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(500));
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     handshake(p, s, enc);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     workload(p, pool, enc, 10);
@@ -303,7 +300,6 @@ class KvEventSubscriberTest {
   void aSubscriberWhoseLiveSocketNeverDeliversLearnsFromTheReplaySocket() throws Exception {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     lostWorkload(p, pool, enc, 12);
     KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(200));
@@ -322,7 +318,6 @@ class KvEventSubscriberTest {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
     KvEventSubscriber s = subscribeCheckingSilences(state, p, Duration.ofMillis(200));
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     Thread.sleep(500); // connected, nothing published yet
     p.restart(); // the connection drops
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
@@ -341,7 +336,6 @@ class KvEventSubscriberTest {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(true, true);
     KvEventSubscriber s = subscribe(state, p, true);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     handshake(p, s, enc);
     FakeEnginePool pool = new FakeEnginePool(MODEL, BLOCK, 40);
     workload(p, pool, enc, 40);
@@ -372,7 +366,6 @@ class KvEventSubscriberTest {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(false, false);
     KvEventSubscriber s = subscribe(state, p, false);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     handshake(p, s, enc);
     byte[] topic = "kv@pod@x".getBytes(StandardCharsets.UTF_8);
     byte[] valid = enc.encode(1, List.of(new KvEvent.BlockStored(new long[] {1, 2}, null, new int[] {1, 2, 3, 4,
@@ -426,7 +419,6 @@ class KvEventSubscriberTest {
     closeables.add(subs);
     assertThat(subs.subscriber("vllm-0#dp1").address()).isEqualTo(rank1.address());
 
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     FakeEnginePool pool0 = new FakeEnginePool(MODEL, BLOCK, 40);
     FakeEnginePool pool1 = new FakeEnginePool(MODEL, BLOCK, 40);
     KvEventSubscriber s0 = subs.subscriber("vllm-0#dp0");
@@ -456,7 +448,6 @@ class KvEventSubscriberTest {
   void aLostReplayRequestIsSentAgain() throws Exception {
     EndpointState state = endpoint("vllm-0");
     TestKvPublisher p = publisher(false, false);
-    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP);
     List<byte[]> buffer = new ArrayList<>();
     try (org.zeromq.ZContext ctx = new org.zeromq.ZContext(1)) {
       org.zeromq.ZMQ.Socket router = ctx.createSocket(org.zeromq.SocketType.ROUTER);
