@@ -28,6 +28,7 @@ module dev.kinference.core {
   provides dev.kinference.routing.Scorer with
       dev.kinference.routing.PredictedTtftScorer,
       dev.kinference.routing.PrefixOverlapScorer,
+      dev.kinference.routing.PrefixUnderSaturationScorer,
       dev.kinference.routing.QueueDepthScorer,
       dev.kinference.routing.KvUtilizationScorer,
       dev.kinference.routing.InFlightScorer,

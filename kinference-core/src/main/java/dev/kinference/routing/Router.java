@@ -119,10 +119,13 @@ public final class Router implements AutoCloseable {
       // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other
       // prefixes there; prefix overlap prices the duplication. A light queue term pushes back against one server
       // collecting more than its share. KV headroom counts only above half-full caches: below, it only added noise
-      // to the prediction on prompts that share nothing (docs/BENCHMARKS.md has the measurements).
+      // to the prediction on prompts that share nothing. Once every candidate is saturated, prefix overlap counts
+      // five times over: a miss then also delays all the requests queued behind it, and with the even weight an
+      // overloaded fleet slid into misses and lost most of its goodput (docs/BENCHMARKS.md has the measurements).
       this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
-          new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(), new QueueDepthScorer()};
-      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3};
+          new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(), new QueueDepthScorer(),
+          new PrefixUnderSaturationScorer()};
+      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3, 4.0};
     } else {
       this.scorers = b.scorers.toArray(new Scorer[0]);
       this.weights = b.weights.stream().mapToDouble(Double::doubleValue).toArray();
@@ -556,7 +559,7 @@ public final class Router implements AutoCloseable {
     /**
      * Adds a scorer with a weight. The first call replaces the default profile ({@code predicted-ttft} 1,
      * {@code prefix-overlap} 1, {@code kv-utilization} 0.5 with knee 0.5, {@code session-affinity} 1,
-     * {@code queue-depth} 0.3).
+     * {@code queue-depth} 0.3, {@code prefix-under-saturation} 4).
      */
     public Builder scorer(Scorer scorer, double weight) {
       Objects.requireNonNull(scorer, "scorer");

@@ -21,7 +21,8 @@
  *
  * <p>The default profile is {@code predicted-ttft} (weight 1), {@code prefix-overlap} (weight 1),
  * {@code kv-utilization} with a knee at half-full caches (weight 0.5), {@code session-affinity} (weight 1) and
- * {@code queue-depth} (weight 0.3),
+ * {@code queue-depth} (weight 0.3) and {@code prefix-under-saturation} (weight 4: prefix overlap again, counted only
+ * while every candidate is saturated),
  * filters {@code healthy} and {@code fresh-metrics}, picker {@code max-score}. The predicted time to first token ranks servers for this request;
  * prefix overlap keeps a prefix on the servers that hold it rather than duplicating it onto a server that is
  * momentarily faster (which evicts other prefixes there: with a shared-prefix working set larger than one server's
@@ -30,7 +31,9 @@
  * it scores every endpoint alike: there llm-d's linear {@code 1 - usage} only added noise to the prediction and cost
  * unique prompts 4% of goodput. The prefill rate behind the TTFT prediction is learned
  * once per model and hardware, not per server, and only from requests that found no queue; the queue term, light,
- * replaces the load feedback that per-server learning used to give by accident (see docs/BENCHMARKS.md).
+ * replaces the load feedback that per-server learning used to give by accident. Once the whole fleet is saturated
+ * a miss's prefill also delays every request queued behind it, which one request's predicted TTFT does not count;
+ * there cache hits weigh five times as much (see docs/BENCHMARKS.md).
  */
 @NullMarked
 package dev.kinference.routing;

@@ -298,6 +298,30 @@ class RouterTest {
     assertThat(d.endpointState().prefillRateSamples()).isZero();
   }
 
+  /**
+   * Regression: past the benchmark's load (shared prefixes at concurrency 96), the even weights sent prompts to the
+   * server with the shorter queue over the one holding their prefix; each miss lengthened every queue, and the
+   * fleet kept a third of the goodput it had with cache hits weighed more.
+   */
+  @Test
+  void onceEveryEndpointIsSaturatedAPromptGoesWhereItsPrefixIsCachedOverAShorterQueue() throws Exception {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    InferenceRequest request = chat("Long shared context." + words(3, 2000), "q");
+    holds(router, "e0", request);
+    state(router, "e0").onDispatched(50_000);
+    state(router, "e0").updateMetrics(EndpointMetrics.of(12, 40, 0.5, clock.get()));
+
+    state(router, "e1").updateMetrics(EndpointMetrics.of(2, 40, 0.5, clock.get()));
+    RoutingDecision e1HasRoom = router.preview(request);
+    assertThat(e1HasRoom.endpoint().id()).isEqualTo("e1");
+    assertThat(e1HasRoom.breakdown().get(0).scores()).containsEntry("prefix-under-saturation", 0.0);
+
+    state(router, "e1").updateMetrics(EndpointMetrics.of(6, 40, 0.5, clock.get()));
+    RoutingDecision bothSaturated = router.preview(request);
+    assertThat(bothSaturated.endpoint().id()).isEqualTo("e0");
+    assertThat(bothSaturated.breakdown().get(0).scores()).containsEntry("prefix-under-saturation", 1.0);
+  }
+
   @Test
   void aSessionStaysOnItsEndpointWhileThatEndpointIsNotSaturated() {
     Router router = builder(3).build();
