@@ -18,8 +18,13 @@ public final class PrefixOverlapScorer implements Scorer {
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
     for (int i = 0; i < n; i++) {
-      int total = context.promptBlocks(i);
-      scores[i] = total == 0 ? 0.0 : Math.min(1.0, (double) context.matchedBlocks(i) / total);
+      scores[i] = fraction(context, i);
     }
+  }
+
+  /** The fraction of the prompt's blocks candidate {@code i} holds as a leading run; 0 for an empty prompt. */
+  static double fraction(RoutingContext context, int i) {
+    int total = context.promptBlocks(i);
+    return total == 0 ? 0.0 : Math.min(1.0, (double) context.matchedBlocks(i) / total);
   }
 }

@@ -25,8 +25,7 @@ public final class PrefixUnderSaturationScorer implements Scorer {
       allSaturated = context.saturation().isSaturated(context.candidate(i), context.nowNanos());
     }
     for (int i = 0; i < n; i++) {
-      int total = context.promptBlocks(i);
-      scores[i] = !allSaturated || total == 0 ? 0.0 : Math.min(1.0, (double) context.matchedBlocks(i) / total);
+      scores[i] = allSaturated ? PrefixOverlapScorer.fraction(context, i) : 0.0;
     }
   }
 }
