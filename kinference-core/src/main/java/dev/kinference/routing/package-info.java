@@ -20,7 +20,7 @@
  * </ol>
  *
  * <p>The default profile is {@code predicted-ttft} (weight 1), {@code prefix-overlap} (weight 1),
- * {@code kv-utilization} with a knee at half-full caches (weight 0.5), {@code session-affinity} (weight 1) and
+ * {@code kv-utilization} with a knee at half-full caches (weight 0.5), {@code session-affinity} (weight 1),
  * {@code queue-depth} (weight 0.3) and {@code prefix-under-saturation} (weight 4: prefix overlap again, counted only
  * while every candidate is saturated),
  * filters {@code healthy} and {@code fresh-metrics}, picker {@code max-score}. The predicted time to first token ranks servers for this request;

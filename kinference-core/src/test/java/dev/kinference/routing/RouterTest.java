@@ -301,7 +301,7 @@ class RouterTest {
   /**
    * Regression: past the benchmark's load (shared prefixes at concurrency 96), the even weights sent prompts to the
    * server with the shorter queue over the one holding their prefix; each miss lengthened every queue, and the
-   * fleet kept a third of the goodput it had with cache hits weighed more.
+   * fleet kept less than half the goodput it has with cache hits weighed more there.
    */
   @Test
   void onceEveryEndpointIsSaturatedAPromptGoesWhereItsPrefixIsCachedOverAShorterQueue() throws Exception {
