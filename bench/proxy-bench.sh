@@ -2,7 +2,7 @@
 # Proxy benchmark: the kinference gateway against nginx as a plain reverse proxy, in front of the same three
 # simulated vLLM servers on this machine (127.0.0.1 only).
 #
-#   bench/proxy-bench.sh            # everything (about 6 minutes)
+#   bench/proxy-bench.sh            # everything (about 12 minutes)
 #   DURATION=5 bench/proxy-bench.sh # shorter runs
 #   PHASES=throughput bench/proxy-bench.sh | PHASES=streams bench/proxy-bench.sh
 #   PROXY_CPUS=0 LOAD_CPUS=1 bench/proxy-bench.sh  # pin the proxy under test (gateway or nginx) apart from the
@@ -11,7 +11,7 @@
 # Phase "throughput": the simulators answer instantly (--instant), so what is measured is the proxy. wrk sends
 # non-streamed chat completions: first closed-loop (16 and 64 connections) for the peak requests/s of each path,
 # then paced at 25%, 50% and 75% of the gateway's peak for latency p50/p99 of direct (one server), nginx and the
-# gateway; "added" is the proxy's percentile minus direct's.
+# gateway (REPS runs each, medians); "added" is the proxy's median percentile minus direct's.
 # Phase "streams": the simulators stream slowly (time scale 0.01: a 64-token answer takes minutes), h2load opens
 # STREAMS streams over 10 HTTP/2 (h2c) connections to the gateway, and the script samples the gateway's open
 # requests, resident memory and heap while they are held.
@@ -223,24 +223,34 @@ if [[ " $PHASES " == *" throughput "* ]]; then
   echo "Gateway peak ${PEAK[gateway]} requests/s; nginx peak ${PEAK[nginx]} requests/s; ratio" \
     "$(python3 -c "print(f'{${PEAK[gateway]}/${PEAK[nginx]}:.2f}')")." >>"$REPORT"
   echo >>"$REPORT"
-  echo "## Latency at fixed rates (16 connections paced by wrk's delay(); interleaved)" >>"$REPORT"
+  echo "## Latency at fixed rates (16 connections paced by wrk's delay(); median of $REPS interleaved runs)" >>"$REPORT"
   echo >>"$REPORT"
   echo "| rate (share of gateway peak) | path | achieved requests/s | p50 ms | p99 ms | added p50 ms | added p99 ms | errors |" >>"$REPORT"
   echo "|---|---|---|---|---|---|---|---|" >>"$REPORT"
   for share in 25 50 75; do
     rate=$(( PEAK[gateway] * share / 100 ))
     interval=$(python3 -c "print(max(1, round(16 * 1000 / $rate)))")
-    declare -A P50 P99
+    # One p99 of one 10 s run moves by milliseconds on a shared machine: each path is run REPS times, interleaved
+    # with the others, and the medians are compared.
+    declare -A PR P50 P99 PE
+    for target in direct nginx gateway; do PR[$target]=""; P50[$target]=""; P99[$target]=""; PE[$target]=0; done
+    for rep in $(seq 1 "$REPS"); do
+      for target in direct nginx gateway; do
+        read -r rps p50 p99 err < <(run_wrk "$(url_of $target)" 16 "$interval")
+        PR[$target]="${PR[$target]} $rps"; P50[$target]="${P50[$target]} $p50"; P99[$target]="${P99[$target]} $p99"
+        PE[$target]=$(( PE[$target] + err ))
+        echo "  $share% run $rep: $target $rps/s p50 $p50 p99 $p99" >&2
+      done
+    done
     for target in direct nginx gateway; do
-      read -r rps p50 p99 err < <(run_wrk "$(url_of $target)" 16 "$interval")
-      P50[$target]=$p50; P99[$target]=$p99
+      rps=$(median ${PR[$target]}); rps=${rps%.*}; p50=$(median ${P50[$target]}); p99=$(median ${P99[$target]})
       if [ "$target" = direct ]; then
-        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | | | $err |" >>"$REPORT"
+        d50=$p50; d99=$p99
+        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | | | ${PE[$target]} |" >>"$REPORT"
       else
-        a50=$(python3 -c "print(f'{$p50-${P50[direct]}:.3f}')"); a99=$(python3 -c "print(f'{$p99-${P99[direct]}:.3f}')")
-        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | $a50 | $a99 | $err |" >>"$REPORT"
+        a50=$(python3 -c "print(f'{$p50-$d50:.3f}')"); a99=$(python3 -c "print(f'{$p99-$d99:.3f}')")
+        echo "| $rate/s ($share%) | $target | $rps | $p50 | $p99 | $a50 | $a99 | ${PE[$target]} |" >>"$REPORT"
       fi
-      echo "  $share%: $target $rps/s p50 $p50 p99 $p99" >&2
     done
   done
   echo >>"$REPORT"
