@@ -200,8 +200,7 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   /** Whether the thread is running. */
   public boolean isRunning() {
-    Thread t = thread;
-    return running && t != null && t.isAlive();
+    return running && isThreadAlive();
   }
 
   /** Whether the subscriber's thread has started and not yet ended (true between {@link #stop} and its end). */
