@@ -5,25 +5,22 @@ import dev.kinference.endpoint.Fleet;
 import dev.kinference.endpoint.FleetListener;
 import dev.kinference.endpoint.Health;
 import dev.kinference.vllm.VllmLabels;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,11 +49,18 @@ import org.slf4j.LoggerFactory;
  *       draining endpoint stays draining.</li>
  * </ol>
  *
- * <p>Thread-safe. One scheduler thread; HTTP exchanges run on the client's executor.
+ * <p>Thread-safe. Each metrics URI is polled by a daemon platform thread of its own that blocks on its exchange
+ * ({@link HttpURLConnection}, keep-alive, no proxy): a scrape wakes one thread and hands nothing to another, which
+ * costs about a sixth of the CPU of an asynchronous client's exchange (docs/PERFORMANCE.md), and a server that
+ * hangs delays only its own scrapes. {@link #close} and removal stop a thread at its next wait; an exchange under
+ * way ends within the {@link Builder#timeout timeout} and its result is dropped.
  */
 public final class MetricsScraper implements FleetListener, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(MetricsScraper.class);
+
+  /** Larger pages are refused: vLLM's, with every histogram, are tens of kilobytes. */
+  static final int MAX_PAGE_BYTES = 16 << 20;
 
   /** What the scraper has done for one metrics URI. */
   public record TargetStats(URI uri, long scrapes, long failures, long healthChecks, long healthFailures,
@@ -64,37 +68,18 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
 
   private final Duration interval;
   private final double jitter;
-  private final Duration timeout;
+  private final int timeoutMillis;
   private final Duration unhealthyAfter;
   private final Duration healthInterval;
-  private final HttpClient client;
-  private final boolean ownClient;
-  private final ScheduledExecutorService scheduler;
   private final Map<URI, Target> targets = new ConcurrentHashMap<>();
   private volatile boolean closed;
-
-  private final java.util.concurrent.@Nullable ExecutorService clientExecutor;
 
   private MetricsScraper(Builder b) {
     this.interval = b.interval;
     this.jitter = b.jitter;
-    this.timeout = b.timeout;
+    this.timeoutMillis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, b.timeout.toMillis()));
     this.unhealthyAfter = b.unhealthyAfter;
     this.healthInterval = b.healthInterval;
-    HttpClient c = b.client;
-    this.ownClient = c == null;
-    // HttpClient.close() leaves a supplied executor running: it is closed with the client.
-    this.clientExecutor = c != null ? null : Executors.newVirtualThreadPerTaskExecutor();
-    this.client = c != null ? c : HttpClient.newBuilder()
-        .connectTimeout(b.timeout)
-        .version(HttpClient.Version.HTTP_1_1)
-        .executor(java.util.Objects.requireNonNull(clientExecutor))
-        .build();
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "kinference-metrics-scraper");
-      t.setDaemon(true);
-      return t;
-    });
   }
 
   public static Builder builder() {
@@ -125,7 +110,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     Target t = targets.computeIfAbsent(base, k -> fresh);
     t.members.add(new Member(endpoint, rank));
     if (t == fresh) {
-      scheduler.execute(t::scrape);
+      t.start();
     }
   }
 
@@ -134,7 +119,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     targets.values().removeIf(t -> {
       t.members.removeIf(m -> m.state == endpoint);
       if (t.members.isEmpty()) {
-        t.stopped = true;
+        t.stop();
         return true;
       }
       return false;
@@ -149,19 +134,12 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     return out;
   }
 
-  /** Stops scraping. Idempotent. */
+  /** Stops scraping. Idempotent; does not wait for an exchange under way. */
   @Override
   public void close() {
     closed = true;
-    targets.values().forEach(t -> t.stopped = true);
+    targets.values().forEach(Target::stop);
     targets.clear();
-    scheduler.shutdownNow();
-    if (ownClient) {
-      client.close();
-    }
-    if (clientExecutor != null) {
-      clientExecutor.close();
-    }
   }
 
   private long nextDelayNanos(Duration base) {
@@ -171,8 +149,42 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
 
   private record Member(EndpointState state, int rank) {}
 
-  /** One metrics URI and the endpoints fed from it. */
-  private final class Target {
+  /** What one GET returned: its status, and the body when it was read. */
+  private record Fetched(int status, String body) {}
+
+  /**
+   * One GET on the calling thread. The body of a 200 is read when {@code wanted} and always read to its end (or
+   * the connection dropped), so the connection returns to the JDK's keep-alive cache for the next scrape.
+   */
+  private Fetched get(URI uri, boolean wanted) throws IOException {
+    HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection(Proxy.NO_PROXY);
+    c.setConnectTimeout(timeoutMillis);
+    c.setReadTimeout(timeoutMillis);
+    c.setInstanceFollowRedirects(false);
+    c.setUseCaches(false);
+    c.setRequestProperty("Accept", "text/plain");
+    try {
+      int status = c.getResponseCode();
+      InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream();
+      if (in == null) {
+        return new Fetched(status, "");
+      }
+      try (in) {
+        byte[] body = in.readNBytes(MAX_PAGE_BYTES + 1);
+        if (body.length > MAX_PAGE_BYTES) {
+          c.disconnect(); // the rest is not read: the connection cannot be reused
+          throw new IOException("page larger than " + MAX_PAGE_BYTES + " bytes");
+        }
+        return new Fetched(status, status == 200 && wanted ? new String(body, StandardCharsets.UTF_8) : "");
+      }
+    } catch (IOException | RuntimeException e) {
+      c.disconnect();
+      throw e;
+    }
+  }
+
+  /** One metrics URI, the endpoints fed from it, and the thread that polls it. */
+  private final class Target implements Runnable {
     final URI metricsUri;
     final URI healthUri;
     final List<Member> members = new CopyOnWriteArrayList<>();
@@ -182,46 +194,62 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     final AtomicLong healthChecks = new AtomicLong();
     final AtomicLong healthFailures = new AtomicLong();
     volatile String lastFailure = "";
-    // Touched by one scrape at a time (the next one is scheduled when this one ends).
+    // Touched only by this target's thread.
     long lastSuccessNanos = System.nanoTime();
     long nextHealthNanos = System.nanoTime();
     boolean metricsFailing;
     @Nullable String healthProblem;
+    private final Thread thread;
 
     Target(URI base) {
       this.metricsUri = base.resolve("/metrics");
       this.healthUri = base.resolve("/health");
+      this.thread = Thread.ofPlatform().daemon().name("kinference-metrics " + base.getAuthority()).unstarted(this);
     }
 
-    void scrape() {
+    void start() {
+      thread.start();
+    }
+
+    void stop() {
+      stopped = true;
+      thread.interrupt();
+    }
+
+    @Override
+    public void run() {
+      while (!stopped && !closed) {
+        try {
+          scrape();
+          checkHealth();
+        } catch (RuntimeException e) {
+          LOG.warn("scraping {} failed", metricsUri, e);
+        }
+        long wakeAt = System.nanoTime() + nextDelayNanos(interval);
+        for (long left; !stopped && !closed && (left = wakeAt - System.nanoTime()) > 0; ) {
+          LockSupport.parkNanos(this, left);
+          if (Thread.interrupted()) {
+            break; // stopped; the loop's condition ends the thread
+          }
+        }
+      }
+    }
+
+    private void scrape() {
+      String failure;
+      try {
+        Fetched page = get(metricsUri, true);
+        failure = page.status() == 200
+            ? applyPage(page.body(), System.nanoTime())
+            : "metrics answered HTTP " + page.status();
+      } catch (IOException | RuntimeException e) {
+        failure = "metrics request failed: " + rootMessage(e);
+      }
       if (stopped || closed) {
         return;
       }
-      HttpRequest request = HttpRequest.newBuilder(metricsUri).timeout(timeout).GET()
-          .header("Accept", "text/plain").build();
-      Future<?> unused = client.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
-          .whenComplete((response, error) -> {
-            try {
-              onMetrics(response, error);
-            } catch (RuntimeException e) {
-              LOG.warn("scraping {} failed", metricsUri, e);
-            } finally {
-              checkHealthThenReschedule();
-            }
-          });
-    }
-
-    private void onMetrics(@Nullable HttpResponse<String> response, @Nullable Throwable error) {
       scrapes.incrementAndGet();
       long now = System.nanoTime();
-      String failure;
-      if (error != null) {
-        failure = "metrics request failed: " + rootMessage(error);
-      } else if (response == null || response.statusCode() != 200) {
-        failure = "metrics answered HTTP " + (response == null ? "nothing" : response.statusCode());
-      } else {
-        failure = applyPage(response.body(), now);
-      }
       if (failure == null) {
         lastSuccessNanos = now;
         metricsFailing = false;
@@ -241,6 +269,9 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
       } catch (PrometheusFormatException e) {
         return "metrics page does not parse: " + e.getMessage();
       }
+      if (stopped || closed) {
+        return null;
+      }
       String failure = null;
       for (Member m : members) {
         try {
@@ -252,45 +283,32 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
       return failure;
     }
 
-    private void checkHealthThenReschedule() {
-      if (stopped || closed) {
-        return;
-      }
+    private void checkHealth() {
       long now = System.nanoTime();
-      if (now - nextHealthNanos < 0) {
-        reschedule();
+      if (stopped || closed || now - nextHealthNanos < 0) {
         return;
       }
       nextHealthNanos = now + healthInterval.toNanos();
-      HttpRequest request = HttpRequest.newBuilder(healthUri).timeout(timeout).GET().build();
-      Future<?> unused = client.sendAsync(request, HttpResponse.BodyHandlers.discarding()).whenComplete((response, error) -> {
-        try {
-          healthChecks.incrementAndGet();
-          if (error == null && response != null && response.statusCode() >= 500) {
-            healthFailures.incrementAndGet();
-            healthProblem = "health answered HTTP " + response.statusCode();
-          } else if (error == null) {
-            healthProblem = null;
-          } else {
-            // Not answering at all: the metrics scrape sees it too; counted there.
-            healthFailures.incrementAndGet();
-          }
-          updateHealth(System.nanoTime());
-        } finally {
-          reschedule();
-        }
-      });
-    }
-
-    private void reschedule() {
+      int status;
+      try {
+        status = get(healthUri, false).status();
+      } catch (IOException | RuntimeException e) {
+        // Not answering at all: the metrics scrape sees it too; counted there.
+        status = -1;
+      }
       if (stopped || closed) {
         return;
       }
-      try {
-        Future<?> unused = scheduler.schedule(this::scrape, nextDelayNanos(interval), TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        // closed meanwhile
+      healthChecks.incrementAndGet();
+      if (status >= 500) {
+        healthFailures.incrementAndGet();
+        healthProblem = "health answered HTTP " + status;
+      } else if (status > 0) {
+        healthProblem = null;
+      } else {
+        healthFailures.incrementAndGet();
       }
+      updateHealth(System.nanoTime());
     }
 
     private void updateHealth(long now) {
@@ -340,7 +358,6 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     private Duration timeout = Duration.ofSeconds(1);
     private Duration unhealthyAfter = Duration.ofSeconds(1);
     private Duration healthInterval = Duration.ofSeconds(1);
-    private @Nullable HttpClient client;
 
     private Builder() {}
 
@@ -359,7 +376,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
       return this;
     }
 
-    /** Timeout of each HTTP request (and connection); default 1 s. */
+    /** Timeout of connecting and of each read of an exchange; default 1 s. */
     public Builder timeout(Duration timeout) {
       this.timeout = positive(timeout, "timeout");
       return this;
@@ -374,12 +391,6 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     /** Time between {@code /health} checks of a server; default 1 s. */
     public Builder healthInterval(Duration interval) {
       this.healthInterval = positive(interval, "healthInterval");
-      return this;
-    }
-
-    /** The HTTP client to use (not closed by the scraper); by default the scraper makes and closes its own. */
-    public Builder httpClient(HttpClient client) {
-      this.client = Objects.requireNonNull(client, "client");
       return this;
     }
 

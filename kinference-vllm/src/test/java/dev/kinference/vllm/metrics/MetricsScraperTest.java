@@ -149,6 +149,47 @@ class MetricsScraperTest {
   }
 
   @Test
+  void aPageLargerThanTheLimitCountsAsAFailedScrape() throws Exception {
+    server = new TestVllmHttpServer();
+    server.metrics = page(1, 1, 0.1) + "# padding\n".repeat(MetricsScraper.MAX_PAGE_BYTES / 10 + 1);
+    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
+    EndpointState state = fleet.get("vllm-0");
+    scraper = scraper().attach(fleet);
+
+    await("unhealthy", () -> state.health() == Health.UNHEALTHY);
+    assertThat(state.metrics()).isNull();
+    assertThat(state.healthReason()).contains("larger than " + MetricsScraper.MAX_PAGE_BYTES + " bytes");
+  }
+
+  @Test
+  void scrapesAndHealthChecksOfAServerReuseOneConnection() throws Exception {
+    server = new TestVllmHttpServer();
+    server.metrics = page(1, 1, 0.1);
+    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
+    scraper = scraper().attach(fleet);
+
+    await("20 scrapes and 2 health checks", () -> server.metricsRequests.get() >= 20 && server.healthRequests.get() >= 2);
+    assertThat(server.connectionsOpened.get()).isEqualTo(1);
+  }
+
+  @Test
+  void closeEndsTheScrapingThreads() throws Exception {
+    server = new TestVllmHttpServer();
+    server.metrics = page(1, 1, 0.1);
+    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
+    scraper = scraper().attach(fleet);
+    await("a scrape", () -> server.metricsRequests.get() > 0);
+
+    scraper.close();
+    await("no scraping thread", () -> Thread.getAllStackTraces().keySet().stream()
+        .noneMatch(t -> t.getName().startsWith("kinference-metrics ") && t.getName().endsWith(
+            server.uri().substring("http://".length()))));
+    int settled = server.metricsRequests.get();
+    Thread.sleep(100);
+    assertThat(server.metricsRequests.get()).isEqualTo(settled);
+  }
+
+  @Test
   void dataParallelRanksShareOneScrapeAndEndpointsThatLeaveAreNoLongerScraped() throws Exception {
     server = new TestVllmHttpServer();
     server.metrics = page(1, 2, 0.5) + """

@@ -2,6 +2,7 @@ package dev.kinference.vllm.metrics;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -17,6 +18,7 @@ final class TestVllmHttpServer implements AutoCloseable {
   volatile int healthStatus = 200;
   final AtomicInteger metricsRequests = new AtomicInteger();
   final AtomicInteger healthRequests = new AtomicInteger();
+  final AtomicInteger connectionsOpened = new AtomicInteger();
   private Server server;
   private final int port;
 
@@ -52,6 +54,12 @@ final class TestVllmHttpServer implements AutoCloseable {
     ServerConnector connector = new ServerConnector(s);
     connector.setHost("127.0.0.1");
     connector.setPort(p);
+    connector.addEventListener(new Connection.Listener() {
+      @Override
+      public void onOpened(Connection connection) {
+        connectionsOpened.incrementAndGet();
+      }
+    });
     s.addConnector(connector);
     s.setHandler(new Handler.Abstract() {
       @Override
