@@ -30,15 +30,26 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Dispatches by path: inference requests to an {@link Exchange}, the rest answered here. Thread-safe. */
+/**
+ * Dispatches by path: inference requests to an {@link Exchange}, the rest answered here. Thread-safe.
+ *
+ * <p>Declared non-blocking, so Jetty calls {@link #handle} on the I/O thread that read the request instead of handing
+ * it to a pool thread. What runs there is bounded: an inference body up to {@link #INLINE_BODY_BYTES} is parsed,
+ * governed, routed and sent upstream in tens of microseconds (docs/PERFORMANCE.md), and nothing on that path waits.
+ * Larger bodies, token counting (a tokenizer may take milliseconds) and the metrics page run on the server's pool.
+ */
 final class GatewayHandler extends Handler.Abstract {
 
   private static final Logger LOG = LoggerFactory.getLogger(GatewayHandler.class);
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
+  /** Bodies up to this size (a few thousand tokens) are handled on the I/O thread; larger ones on a pool thread. */
+  static final int INLINE_BODY_BYTES = 16 * 1024;
+
   private final Gateway g;
 
   GatewayHandler(Gateway g) {
+    super(InvocationType.NON_BLOCKING);
     this.g = g;
   }
 
@@ -61,9 +72,16 @@ final class GatewayHandler extends Handler.Abstract {
           : methodNotAllowed(request, response, callback, "GET");
       case "/health", "/healthz", "/livez" -> text(response, callback, 200, "application/json", "{\"status\":\"ok\"}");
       case "/ready", "/readyz" -> ready(response, callback);
-      case "/metrics" -> text(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8", g.metrics.render());
+      case "/metrics" -> onPool(request,
+          () -> text(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8", g.metrics.render()));
       default -> error(response, callback, formatOf(request), 404, "no such path: " + path);
     };
+  }
+
+  /** Runs {@code work} on the server's pool: it may take longer than an I/O thread should be held. */
+  private static boolean onPool(Request request, Runnable work) {
+    request.getContext().execute(work);
+    return true;
   }
 
   private boolean ready(Response response, Callback callback) {
@@ -96,13 +114,17 @@ final class GatewayHandler extends Handler.Abstract {
     if (!x.authenticate()) {
       return true;
     }
-    readBody(request, bytes -> x.start(bytes), (status, message) ->
+    readBody(request, false, bytes -> x.start(bytes), (status, message) ->
         x.respondError(status, message, null, null, status == 413 ? "client_error" : "client_disconnect"));
     return true;
   }
 
-  /** Reads the body up to the parser's limit; anything larger is a 413 before parsing. */
-  private void readBody(Request request, Consumer<byte[]> then, BodyFailure failure) {
+  /**
+   * Reads the body up to the parser's limit (anything larger is a 413 before parsing), then runs {@code then} on the
+   * thread that read its end, or on a pool thread when the body is larger than {@link #INLINE_BODY_BYTES} or
+   * {@code heavy}.
+   */
+  private void readBody(Request request, boolean heavy, Consumer<byte[]> then, BodyFailure failure) {
     long max = g.parser.maxBodyBytes();
     long declared = request.getLength();
     if (declared > max) {
@@ -110,8 +132,7 @@ final class GatewayHandler extends Handler.Abstract {
       return;
     }
     int limit = (int) Math.min(Integer.MAX_VALUE - 16, max + 1);
-    // BLOCKING: what follows parses and routes, which is work for a pool thread, not the selector.
-    Content.Source.asByteArrayAsync(request, limit, Promise.Invocable.from(InvocationType.BLOCKING, (bytes, err) -> {
+    Content.Source.asByteArrayAsync(request, limit, Promise.Invocable.from(InvocationType.NON_BLOCKING, (bytes, err) -> {
       if (err != null) {
         Throwable cause = err.getCause() != null ? err.getCause() : err;
         if (cause instanceof java.util.concurrent.TimeoutException) {
@@ -124,6 +145,8 @@ final class GatewayHandler extends Handler.Abstract {
         }
       } else if (bytes.length > max) {
         failure.fail(413, "body: is too large (" + bytes.length + " > limit " + max + " bytes)");
+      } else if (heavy || bytes.length > INLINE_BODY_BYTES) {
+        request.getContext().execute(() -> then.accept(bytes));
       } else {
         then.accept(bytes);
       }
@@ -143,7 +166,7 @@ final class GatewayHandler extends Handler.Abstract {
       error(response, callback, format, e.httpStatus(), e.getMessage());
       return true;
     }
-    readBody(request, bytes -> {
+    readBody(request, true, bytes -> {
       try {
         ObjectNode root = MAPPER.readTree(bytes) instanceof ObjectNode o ? o : null;
         if (root == null) {

@@ -24,7 +24,14 @@ import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.ManagedSelector;
+import org.eclipse.jetty.io.SocketChannelEndPoint;
+import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
@@ -73,8 +80,9 @@ final class Upstreams implements AutoCloseable {
     QueuedThreadPool threads = new QueuedThreadPool(200, 2);
     threads.setName("kinference-upstream");
     threads.setDaemon(true);
-    ClientConnector connector = new ClientConnector();
-    connector.setSelectors(1);
+    ClientConnector connector = new InlineReadConnector();
+    // Responses are handled on the selector threads (see InlineReadConnector): as many as Jetty gives the server.
+    connector.setSelectors(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2)));
     connector.setExecutor(threads);
     connector.setConnectTimeout(connectTimeout);
     org.eclipse.jetty.client.HttpClient c =
@@ -177,6 +185,49 @@ final class Upstreams implements AutoCloseable {
       return all;
     });
     return java.util.Objects.requireNonNull(byFormat.get(format));
+  }
+
+  /**
+   * A client connector whose reads run on the selector thread that saw the bytes arrive. Jetty hands a read it is not
+   * told is non-blocking to another thread (a reserved thread takes over selecting, or a pool thread reads); the
+   * gateway's response handling never waits (writes to the client are asynchronous, and the upstream is read only as
+   * the client takes the bytes), so that hand-off on every response was pure cost (docs/PERFORMANCE.md counts the
+   * thread switches per request with and without it).
+   */
+  private static final class InlineReadConnector extends ClientConnector {
+    @Override
+    protected EndPoint newEndPoint(SelectableChannel channel, ManagedSelector selector, SelectionKey key) {
+      return new SocketChannelEndPoint((SocketChannel) channel, selector, key, getScheduler()) {
+        @Override
+        public void fillInterested(Callback callback) {
+          super.fillInterested(nonBlocking(callback));
+        }
+
+        @Override
+        public boolean tryFillInterested(Callback callback) {
+          return super.tryFillInterested(nonBlocking(callback));
+        }
+      };
+    }
+
+    private static Callback nonBlocking(Callback read) {
+      return new Callback() {
+        @Override
+        public void succeeded() {
+          read.succeeded();
+        }
+
+        @Override
+        public void failed(Throwable x) {
+          read.failed(x);
+        }
+
+        @Override
+        public InvocationType getInvocationType() {
+          return InvocationType.NON_BLOCKING;
+        }
+      };
+    }
   }
 
   @Override

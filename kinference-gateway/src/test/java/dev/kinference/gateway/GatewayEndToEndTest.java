@@ -124,6 +124,17 @@ class GatewayEndToEndTest {
   }
 
   @Test
+  void aPromptLargerThanTheInlineLimitIsAnsweredAndCountedOnAPoolThread() {
+    String question = "Why is the sky blue? ".repeat(GatewayHandler.INLINE_BODY_BYTES / 20 * 4);
+    ChatCompletion c = openai.chat().completions().create(chat(question).build());
+    assertThat(c.choices().get(0).message().content().orElseThrow()).isNotBlank();
+    assertThat(c.usage().orElseThrow().promptTokens()).isGreaterThan(GatewayHandler.INLINE_BODY_BYTES / 8);
+    long n = anthropic.messages().countTokens(MessageCountTokensParams.builder().model(Harness.MODEL)
+        .addUserMessage(question).build()).inputTokens();
+    assertThat(n).isGreaterThan(GatewayHandler.INLINE_BODY_BYTES / 8);
+  }
+
+  @Test
   void countTokensUsesTheRoutersTokenizer() {
     long n = anthropic.messages().countTokens(MessageCountTokensParams.builder().model(Harness.MODEL)
         .addUserMessage("Why is the sky blue?").build()).inputTokens();
