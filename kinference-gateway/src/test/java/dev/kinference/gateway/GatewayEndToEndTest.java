@@ -124,7 +124,7 @@ class GatewayEndToEndTest {
   }
 
   @Test
-  void aPromptLargerThanTheInlineLimitIsAnsweredAndCountedOnAPoolThread() {
+  void aPromptLargerThanTheInlineLimitIsAnsweredAndCounted() {
     String question = "Why is the sky blue? ".repeat(GatewayHandler.INLINE_BODY_BYTES / 20 * 4);
     ChatCompletion c = openai.chat().completions().create(chat(question).build());
     assertThat(c.choices().get(0).message().content().orElseThrow()).isNotBlank();

@@ -56,6 +56,15 @@ class MetricsScraperTest {
         .build();
   }
 
+  /** Starts a server answering {@code metricsPage} and a scraper of it; returns the endpoint's state. */
+  EndpointState scrapeOneServer(String metricsPage) throws Exception {
+    server = new TestVllmHttpServer();
+    server.metrics = metricsPage;
+    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
+    scraper = scraper().attach(fleet);
+    return fleet.get("vllm-0");
+  }
+
   static void await(String what, BooleanSupplier condition) {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (!condition.getAsBoolean()) {
@@ -137,11 +146,7 @@ class MetricsScraperTest {
 
   @Test
   void aPageThatIsNotVllmMetricsCountsAsAFailedScrape() throws Exception {
-    server = new TestVllmHttpServer();
-    server.metrics = "<html>not metrics</html>";
-    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
-    EndpointState state = fleet.get("vllm-0");
-    scraper = scraper().attach(fleet);
+    EndpointState state = scrapeOneServer("<html>not metrics</html>");
 
     await("unhealthy", () -> state.health() == Health.UNHEALTHY);
     assertThat(state.metrics()).isNull();
@@ -150,11 +155,7 @@ class MetricsScraperTest {
 
   @Test
   void aPageLargerThanTheLimitCountsAsAFailedScrape() throws Exception {
-    server = new TestVllmHttpServer();
-    server.metrics = page(1, 1, 0.1) + "# padding\n".repeat(MetricsScraper.MAX_PAGE_BYTES / 10 + 1);
-    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
-    EndpointState state = fleet.get("vllm-0");
-    scraper = scraper().attach(fleet);
+    EndpointState state = scrapeOneServer(page(1, 1, 0.1) + "# padding\n".repeat(MetricsScraper.MAX_PAGE_BYTES / 10 + 1));
 
     await("unhealthy", () -> state.health() == Health.UNHEALTHY);
     assertThat(state.metrics()).isNull();
@@ -163,10 +164,7 @@ class MetricsScraperTest {
 
   @Test
   void scrapesAndHealthChecksOfAServerReuseOneConnection() throws Exception {
-    server = new TestVllmHttpServer();
-    server.metrics = page(1, 1, 0.1);
-    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
-    scraper = scraper().attach(fleet);
+    scrapeOneServer(page(1, 1, 0.1));
 
     await("20 scrapes and 2 health checks", () -> server.metricsRequests.get() >= 20 && server.healthRequests.get() >= 2);
     assertThat(server.connectionsOpened.get()).isEqualTo(1);
@@ -174,10 +172,7 @@ class MetricsScraperTest {
 
   @Test
   void closeEndsTheScrapingThreads() throws Exception {
-    server = new TestVllmHttpServer();
-    server.metrics = page(1, 1, 0.1);
-    fleet.setEndpoints(List.of(Endpoint.of("vllm-0", server.uri(), MODEL)));
-    scraper = scraper().attach(fleet);
+    scrapeOneServer(page(1, 1, 0.1));
     await("a scrape", () -> server.metricsRequests.get() > 0);
 
     scraper.close();
