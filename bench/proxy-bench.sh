@@ -2,7 +2,7 @@
 # Proxy benchmark: the kinference gateway against nginx as a plain reverse proxy, in front of the same three
 # simulated vLLM servers on this machine (127.0.0.1 only).
 #
-#   bench/proxy-bench.sh            # everything (about 12 minutes)
+#   bench/proxy-bench.sh            # everything (about 15 minutes; PHASES=throughput about 10)
 #   DURATION=5 bench/proxy-bench.sh # shorter runs
 #   PHASES=throughput bench/proxy-bench.sh | PHASES=streams bench/proxy-bench.sh
 #   PROXY_CPUS=0 LOAD_CPUS=1 bench/proxy-bench.sh  # pin the proxy under test (gateway or nginx) apart from the

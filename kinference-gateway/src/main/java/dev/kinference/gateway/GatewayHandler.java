@@ -72,16 +72,18 @@ final class GatewayHandler extends Handler.Abstract {
           : methodNotAllowed(request, response, callback, "GET");
       case "/health", "/healthz", "/livez" -> text(response, callback, 200, "application/json", "{\"status\":\"ok\"}");
       case "/ready", "/readyz" -> ready(response, callback);
-      case "/metrics" -> onPool(request,
-          () -> text(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8", g.metrics.render()));
+      case "/metrics" -> {
+        onPool(request, () -> text(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8",
+            g.metrics.render()));
+        yield true;
+      }
       default -> error(response, callback, formatOf(request), 404, "no such path: " + path);
     };
   }
 
   /** Runs {@code work} on the server's pool: it may take longer than an I/O thread should be held. */
-  private static boolean onPool(Request request, Runnable work) {
+  private static void onPool(Request request, Runnable work) {
     request.getContext().execute(work);
-    return true;
   }
 
   private boolean ready(Response response, Callback callback) {
@@ -146,7 +148,7 @@ final class GatewayHandler extends Handler.Abstract {
       } else if (bytes.length > max) {
         failure.fail(413, "body: is too large (" + bytes.length + " > limit " + max + " bytes)");
       } else if (heavy || bytes.length > INLINE_BODY_BYTES) {
-        request.getContext().execute(() -> then.accept(bytes));
+        onPool(request, () -> then.accept(bytes));
       } else {
         then.accept(bytes);
       }

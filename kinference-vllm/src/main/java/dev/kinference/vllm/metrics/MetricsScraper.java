@@ -172,7 +172,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
       try (in) {
         byte[] body = in.readNBytes(MAX_PAGE_BYTES + 1);
         if (body.length > MAX_PAGE_BYTES) {
-          c.disconnect(); // the rest is not read: the connection cannot be reused
+          // disconnected below: the rest is not read, so the connection cannot be reused
           throw new IOException("page larger than " + MAX_PAGE_BYTES + " bytes");
         }
         return new Fetched(status, status == 200 && wanted ? new String(body, StandardCharsets.UTF_8) : "");
@@ -199,26 +199,34 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
     long nextHealthNanos = System.nanoTime();
     boolean metricsFailing;
     @Nullable String healthProblem;
-    private final Thread thread;
+    // Made by start(): a Target that loses the race to be registered for its URI never gets a thread.
+    private volatile @Nullable Thread thread;
 
     Target(URI base) {
       this.metricsUri = base.resolve("/metrics");
       this.healthUri = base.resolve("/health");
-      this.thread = Thread.ofPlatform().daemon().name("kinference-metrics " + base.getAuthority()).unstarted(this);
     }
 
     void start() {
-      thread.start();
+      thread = Thread.ofPlatform().daemon().name("kinference-metrics " + metricsUri.getAuthority()).start(this);
     }
 
     void stop() {
       stopped = true;
-      thread.interrupt();
+      Thread t = thread;
+      if (t != null) {
+        t.interrupt();
+      }
+    }
+
+    /** Whether this target was removed or the scraper closed: what is fetched from then on is dropped. */
+    private boolean halted() {
+      return stopped || closed;
     }
 
     @Override
     public void run() {
-      while (!stopped && !closed) {
+      while (!halted()) {
         try {
           scrape();
           checkHealth();
@@ -226,7 +234,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
           LOG.warn("scraping {} failed", metricsUri, e);
         }
         long wakeAt = System.nanoTime() + nextDelayNanos(interval);
-        for (long left; !stopped && !closed && (left = wakeAt - System.nanoTime()) > 0; ) {
+        for (long left; !halted() && (left = wakeAt - System.nanoTime()) > 0; ) {
           LockSupport.parkNanos(this, left);
           if (Thread.interrupted()) {
             break; // stopped; the loop's condition ends the thread
@@ -245,7 +253,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
       } catch (IOException | RuntimeException e) {
         failure = "metrics request failed: " + rootMessage(e);
       }
-      if (stopped || closed) {
+      if (halted()) {
         return;
       }
       scrapes.incrementAndGet();
@@ -269,7 +277,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
       } catch (PrometheusFormatException e) {
         return "metrics page does not parse: " + e.getMessage();
       }
-      if (stopped || closed) {
+      if (halted()) {
         return null;
       }
       String failure = null;
@@ -285,7 +293,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
 
     private void checkHealth() {
       long now = System.nanoTime();
-      if (stopped || closed || now - nextHealthNanos < 0) {
+      if (halted() || now - nextHealthNanos < 0) {
         return;
       }
       nextHealthNanos = now + healthInterval.toNanos();
@@ -296,7 +304,7 @@ public final class MetricsScraper implements FleetListener, AutoCloseable {
         // Not answering at all: the metrics scrape sees it too; counted there.
         status = -1;
       }
-      if (stopped || closed) {
+      if (halted()) {
         return;
       }
       healthChecks.incrementAndGet();
