@@ -110,9 +110,9 @@ public final class Gateway implements AutoCloseable {
       // h2c: HTTP/2 over cleartext, by prior knowledge or by upgrade, beside HTTP/1.1 on the same port.
       HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
       h2c.setMaxConcurrentStreams(b.maxConcurrentStreams);
-      this.connector = new ServerConnector(server, h1, h2c);
+      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, -1, h1, h2c);
     } else {
-      this.connector = new ServerConnector(server, h1);
+      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, -1, h1);
     }
     connector.setHost(host);
     connector.setPort(requestedPort);

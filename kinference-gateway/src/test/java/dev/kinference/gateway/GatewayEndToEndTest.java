@@ -22,7 +22,13 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.Socket;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -132,6 +138,56 @@ class GatewayEndToEndTest {
     long n = anthropic.messages().countTokens(MessageCountTokensParams.builder().model(Harness.MODEL)
         .addUserMessage(question).build()).inputTokens();
     assertThat(n).isGreaterThan(GatewayHandler.INLINE_BODY_BYTES / 8);
+  }
+
+  @Test
+  void requestsPipelinedOnOneConnectionAreAllAnsweredInOrder() throws Exception {
+    // Each answer completes on the upstream client's thread, which then resumes the client connection itself
+    // (ConnectorExecutor): the requests already waiting in the connection's buffer must be found and answered.
+    int requests = 5;
+    StringBuilder pipeline = new StringBuilder();
+    for (int i = 0; i < requests; i++) {
+      String body = "{\"model\":\"" + Harness.MODEL + "\",\"max_tokens\":" + (2 + i)
+          + ",\"messages\":[{\"role\":\"user\",\"content\":\"Question " + i + "\"}]}";
+      pipeline.append("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
+          .append("Content-Length: ").append(body.getBytes(StandardCharsets.UTF_8).length).append("\r\n\r\n")
+          .append(body);
+    }
+    try (Socket socket = new Socket(h.gateway.uri().getHost(), h.gateway.uri().getPort())) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write(pipeline.toString().getBytes(StandardCharsets.UTF_8));
+      socket.getOutputStream().flush();
+      DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+      for (int i = 0; i < requests; i++) {
+        String status = readLine(in);
+        assertThat(status).as("response %d", i).startsWith("HTTP/1.1 200");
+        int length = -1;
+        for (String header = readLine(in); !header.isEmpty(); header = readLine(in)) {
+          if (header.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+            length = Integer.parseInt(header.substring(15).trim());
+          }
+        }
+        assertThat(length).as("response %d has a Content-Length", i).isPositive();
+        byte[] body = new byte[length];
+        in.readFully(body);
+        JsonNode answer = M.readTree(body);
+        assertThat(answer.path("object").asText()).isEqualTo("chat.completion");
+        assertThat(answer.path("usage").path("completion_tokens").asInt()).as("answer %d", i).isEqualTo(2 + i);
+      }
+    }
+  }
+
+  private static String readLine(DataInputStream in) throws IOException {
+    StringBuilder line = new StringBuilder();
+    for (int c = in.read(); c != '\n'; c = in.read()) {
+      if (c < 0) {
+        throw new EOFException("connection closed after: " + line);
+      }
+      if (c != '\r') {
+        line.append((char) c);
+      }
+    }
+    return line.toString();
   }
 
   @Test

@@ -1,0 +1,49 @@
+package dev.kinference.gateway;
+
+import java.util.Objects;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.server.ConnectionMetaData;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.TryExecutor;
+
+/**
+ * The gateway connector's executor: the server's thread pool, except that an HTTP/1.1 connection handed over to be
+ * resumed runs on the thread handing it over.
+ *
+ * <p>Why: when a response completes on a thread other than the connection's reader (for the gateway, nearly always:
+ * the upstream's answer is written to the client from the upstream client's selector thread), Jetty's HTTP/1.1
+ * connection resumes by executing itself on the connector's executor, which only reads the socket and, finding no
+ * next request yet, registers for one. Through the pool that is a thread wake-up and a context switch per request
+ * (with the upstream hop's own, about a fifth of the gateway's CPU per request, docs/PERFORMANCE.md) for microseconds
+ * of work. Running it on the completing thread is safe because the gateway's handler never blocks (it hands
+ * blocking work to the pool itself): a pipelined request the connection finds is handled there as it would be on a
+ * selector thread. Every other task goes to the pool. For the gateway's connector only. Thread-safe.
+ */
+final class ConnectorExecutor implements TryExecutor {
+
+  private final QueuedThreadPool pool;
+
+  ConnectorExecutor(QueuedThreadPool pool) {
+    this.pool = Objects.requireNonNull(pool, "pool");
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    // Jetty's HTTP/1.1 server connection is the only connection that is also its request's metadata and runnable.
+    if (task instanceof Connection && task instanceof ConnectionMetaData) {
+      task.run();
+    } else {
+      pool.execute(task);
+    }
+  }
+
+  @Override
+  public boolean tryExecute(Runnable task) {
+    return pool.tryExecute(task);
+  }
+
+  @Override
+  public String toString() {
+    return "ConnectorExecutor[" + pool.getName() + "]";
+  }
+}
