@@ -54,11 +54,17 @@ import org.slf4j.LoggerFactory;
  *       {@code dev.kinference.gateway.access}).</li>
  * </ol>
  *
- * <p>Thread-safe. Requests are handled asynchronously: no thread waits on an upstream.
+ * <p>Thread-safe. Requests are handled asynchronously: no thread waits on an upstream. A request with a small body
+ * is handled on the I/O thread that read it (one per core, as an event-loop server has one worker per core) and
+ * its upstream's answer on the upstream client's I/O thread; larger bodies, token counting and the metrics page go
+ * to the server's pool (docs/PERFORMANCE.md, "The gateway against nginx").
  */
 public final class Gateway implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+
+  /** The server's I/O (selector) threads: one per core, since they run the handler, up to 16. */
+  private static final int IO_THREADS = Math.max(1, Math.min(16, Runtime.getRuntime().availableProcessors()));
 
   final Router router;
   final Upstreams upstreams;
@@ -110,9 +116,9 @@ public final class Gateway implements AutoCloseable {
       // h2c: HTTP/2 over cleartext, by prior knowledge or by upgrade, beside HTTP/1.1 on the same port.
       HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
       h2c.setMaxConcurrentStreams(b.maxConcurrentStreams);
-      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, -1, h1, h2c);
+      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, IO_THREADS, h1, h2c);
     } else {
-      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, -1, h1);
+      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, IO_THREADS, h1);
     }
     connector.setHost(host);
     connector.setPort(requestedPort);
@@ -121,6 +127,9 @@ public final class Gateway implements AutoCloseable {
     connector.setIdleTimeout(Math.max(b.requestTimeout.toMillis(),
         Math.max(b.firstTokenTimeout.toMillis(), b.idleTimeout.toMillis())) + 5_000);
     server.addConnector(connector);
+    // A fixed handler tree makes the server, and so its connections, as non-blocking as the gateway's handler: the
+    // I/O thread that reads a request handles it instead of handing its selecting over to another thread first.
+    server.setDynamic(false);
     server.setHandler(new GatewayHandler(this));
     this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "kinference-gateway-ticker");

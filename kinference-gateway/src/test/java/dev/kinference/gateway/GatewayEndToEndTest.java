@@ -27,10 +27,15 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -147,8 +152,9 @@ class GatewayEndToEndTest {
     int requests = 5;
     StringBuilder pipeline = new StringBuilder();
     for (int i = 0; i < requests; i++) {
-      String body = "{\"model\":\"" + Harness.MODEL + "\",\"max_tokens\":" + (2 + i)
-          + ",\"messages\":[{\"role\":\"user\",\"content\":\"Question " + i + "\"}]}";
+      // Each question is longer than the one before, so the answers' prompt token counts show their order.
+      String body = "{\"model\":\"" + Harness.MODEL + "\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\","
+          + "\"content\":\"" + "Why is the sky blue? ".repeat(1 + 3 * i) + "\"}]}";
       pipeline.append("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
           .append("Content-Length: ").append(body.getBytes(StandardCharsets.UTF_8).length).append("\r\n\r\n")
           .append(body);
@@ -158,6 +164,7 @@ class GatewayEndToEndTest {
       socket.getOutputStream().write(pipeline.toString().getBytes(StandardCharsets.UTF_8));
       socket.getOutputStream().flush();
       DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+      int previousPromptTokens = 0;
       for (int i = 0; i < requests; i++) {
         String status = readLine(in);
         assertThat(status).as("response %d", i).startsWith("HTTP/1.1 200");
@@ -172,7 +179,34 @@ class GatewayEndToEndTest {
         in.readFully(body);
         JsonNode answer = M.readTree(body);
         assertThat(answer.path("object").asText()).isEqualTo("chat.completion");
-        assertThat(answer.path("usage").path("completion_tokens").asInt()).as("answer %d", i).isEqualTo(2 + i);
+        int promptTokens = answer.path("usage").path("prompt_tokens").asInt();
+        assertThat(promptTokens).as("answer %d", i).isGreaterThan(previousPromptTokens);
+        previousPromptTokens = promptTokens;
+      }
+    }
+  }
+
+  @Test
+  void http2ClientsAreServedOverOneConnectionWithStreamsInterleaved() throws Exception {
+    // h2c: the first request upgrades the connection, the rest are streams on it, answered concurrently.
+    try (HttpClient h2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build()) {
+      HttpResponse<String> models = h2.send(HttpRequest.newBuilder(URI.create(h.gateway.uri() + "/v1/models")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(models.version()).isEqualTo(HttpClient.Version.HTTP_2);
+      List<CompletableFuture<HttpResponse<String>>> streams = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        String body = "{\"model\":\"" + Harness.MODEL + "\",\"max_tokens\":" + (2 + i) + ",\"stream\":true,"
+            + "\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\"Q" + i
+            + "\"}]}";
+        streams.add(h2.sendAsync(HttpRequest.newBuilder(URI.create(h.gateway.uri() + "/v1/chat/completions"))
+            .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse.BodyHandlers.ofString()));
+      }
+      for (int i = 0; i < streams.size(); i++) {
+        HttpResponse<String> r = streams.get(i).get(30, TimeUnit.SECONDS);
+        assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_2);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).contains("\"completion_tokens\":").endsWith("data: [DONE]\n\n");
       }
     }
   }
