@@ -14,8 +14,8 @@ import org.eclipse.jetty.util.thread.TryExecutor;
  * the upstream's answer is written to the client from the upstream client's selector thread), Jetty's HTTP/1.1
  * connection resumes by executing itself on the connector's executor, which only reads the socket and, finding no
  * next request yet, registers for one. Through the pool that is a thread wake-up and a context switch per request
- * (with the upstream hop's own, about a fifth of the gateway's CPU per request, docs/PERFORMANCE.md) for microseconds
- * of work. Running it on the completing thread is safe because the gateway's handler never blocks (it hands
+ * for microseconds of work (about a tenth of the gateway's CPU under load: docs/PERFORMANCE.md, "One I/O thread per
+ * request"). Running it on the completing thread is safe because the gateway's handler never blocks (it hands
  * blocking work to the pool itself): a pipelined request the connection finds is handled there as it would be on a
  * selector thread. Every other task goes to the pool. For the gateway's connector only. Thread-safe.
  */
