@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -101,7 +102,11 @@ class SimulatedServerIntegrationTest {
   }
 
   void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    await(what, Duration.ofSeconds(60), condition);
+  }
+
+  void await(String what, Duration within, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         StringBuilder threads = new StringBuilder();
@@ -228,6 +233,34 @@ class SimulatedServerIntegrationTest {
     awaitCaughtUp();
     KvEventSubscriber.Stats stats = subscriber().stats();
     assertThat(stats.restarts() + stats.reconnects()).isPositive();
+    assertIndexMatchesServer(index, state, probes());
+  }
+
+  @Test
+  void aSilentSubscriberChecksTheServerAsSoonAsItsHealthComesBack() throws Exception {
+    server = SimulatedServer.builder(MODEL).timeScale(50).maxModelLen(1024)
+        .engine(e -> e.blockSize(16).numGpuBlocks(120)).start();
+    Fleet fleet = Fleet.create();
+    PreciseCacheIndex index = new PreciseCacheIndex();
+    fleet.addListener(index);
+    fleet.setEndpoints(List.of(server.endpoint()));
+    EndpointState state = fleet.get(server.name());
+    // Default backoff: a silent socket is otherwise checked after 11 s (twice the longest backoff plus a second).
+    subscriptions = KvEventSubscriptions.create(index, 0, b -> b.receiveTimeout(Duration.ofMillis(20))).attach(fleet);
+    workload(10);
+    awaitCaughtUp();
+
+    // The live stream goes deaf (the batches stay in the replay buffer) while the endpoint is seen down and back,
+    // as a metrics scraper sees a server that restarts on the same port.
+    server.dropKvEvents(server.nextKvEventSequence(), Long.MAX_VALUE);
+    workload(10);
+    state.updateHealth(Health.UNHEALTHY, "test: down");
+    Thread.sleep(200);
+    state.updateHealth(Health.HEALTHY, "");
+    await("the missed batches replayed", Duration.ofSeconds(5),
+        () -> subscriber().stats().lastSequence() == server.nextKvEventSequence() - 1);
+    server.stopDroppingKvEvents();
+    assertThat(subscriber().stats().replayedBatches()).isPositive();
     assertIndexMatchesServer(index, state, probes());
   }
 }

@@ -3,6 +3,7 @@ package dev.kinference.vllm.kvevents;
 import dev.kinference.cache.CacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.Health;
 import dev.kinference.vllm.VllmLabels;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -48,13 +49,14 @@ import org.zeromq.ZMonitor;
  * A lost connection is re-established by ZeroMQ with exponential backoff ({@link Builder#reconnect}). Since a server
  * that restarted meanwhile may already have published past the last number seen, the first message after a reported
  * disconnection is treated like a first message: the endpoint's entries are cleared and rebuilt from what the replay
- * socket still buffers (or from new events). A server silent for twice the longest backoff plus a second is asked
- * through the replay socket whether it still holds the last batch applied, byte for byte: if it does and has nothing
- * newer, nothing changes; if it has newer batches they are applied (this socket missed them and is replaced); if not,
- * it restarted or moved on beyond its buffer, and the entries are rebuilt from what it buffers; if nothing was
- * applied yet, what it buffers is applied and the socket replaced (a socket deaf from its first connection still
- * learns what the server holds). Without a replay socket, a silent socket is replaced only when its connection was
- * reported lost or it never delivered anything.
+ * socket still buffers (or from new events). A server silent for twice the longest backoff plus a second, or silent
+ * since its endpoint's health (set by a metrics scraper) went down and came back, is asked through the replay socket
+ * whether it still holds the last batch applied, byte for byte: if it does and has nothing newer, nothing changes; if
+ * it has newer batches they are applied (this socket missed them and is replaced); if not, it restarted or moved on
+ * beyond its buffer, and the entries are rebuilt from what it buffers; if nothing was applied yet, what it buffers is
+ * applied and the socket replaced (a socket deaf from its first connection still learns what the server holds). Without
+ * a replay socket, a silent socket is replaced only when its connection was reported lost or it never delivered
+ * anything.
  *
  * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
  * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
@@ -318,7 +320,9 @@ public final class KvEventSubscriber implements AutoCloseable {
   /**
    * Receives until stopped, or until the socket looks deaf: then the caller builds a fresh one. JeroMQ occasionally
    * keeps a connection that never delivers again, without reporting it (seen against a publisher restarted on the
-   * same port), so a long silence is checked ({@link #checkAfterSilence}) rather than trusted.
+   * same port), so a long silence is checked ({@link #checkAfterSilence}) rather than trusted. A silent server that
+   * the endpoint's health shows going down and coming back (a metrics scraper sets it) is checked as soon as it is
+   * back: it may have restarted, and the silence would otherwise have to last twice the longest backoff first.
    */
   private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
     List<byte[]> frames = new ArrayList<>(4);
@@ -326,6 +330,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     long checkAfterNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
     boolean delivered = false;
     boolean lostSinceLastMessage = false;
+    boolean seenDown = false;
     while (running) {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
@@ -337,7 +342,13 @@ public final class KvEventSubscriber implements AutoCloseable {
         }
       }
       if (first == null) {
-        if (System.nanoTime() - silentSince > checkAfterNanos) {
+        Health health = endpoint.health();
+        boolean backUp = seenDown && health == Health.HEALTHY;
+        seenDown = health == Health.UNHEALTHY || (seenDown && !backUp);
+        if (backUp || System.nanoTime() - silentSince > checkAfterNanos) {
+          if (backUp) {
+            LOG.debug("{} is healthy again after being down; checking its KV events", endpoint.id());
+          }
           boolean replace;
           try {
             replace = replayAddress != null ? !checkAfterSilence() : lostSinceLastMessage || !delivered;
@@ -357,6 +368,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       silentSince = System.nanoTime();
       delivered = true;
       lostSinceLastMessage = false;
+      seenDown = false; // a socket that delivers is not deaf: the sequence tells of a restart
       frames.clear();
       frames.add(first);
       while (socket.hasReceiveMore()) {
