@@ -4,6 +4,8 @@ import java.util.Objects;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.ConnectionMetaData;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ThreadPool;
+import org.eclipse.jetty.util.thread.ThreadPoolBudget;
 import org.eclipse.jetty.util.thread.TryExecutor;
 
 /**
@@ -15,11 +17,15 @@ import org.eclipse.jetty.util.thread.TryExecutor;
  * connection resumes by executing itself on the connector's executor, which only reads the socket and, finding no
  * next request yet, registers for one. Through the pool that is a thread wake-up and a context switch per request
  * for microseconds of work (about a tenth of the gateway's CPU under load: docs/PERFORMANCE.md, "One I/O thread per
- * request"). Running it on the completing thread is safe because the gateway's handler never blocks (it hands
- * blocking work to the pool itself): a pipelined request the connection finds is handled there as it would be on a
- * selector thread. Every other task goes to the pool. For the gateway's connector only. Thread-safe.
+ * request"). Running it on the completing thread (the upstream client's I/O thread, or whichever thread ended
+ * the exchange: a timeout on the ticker, an external provider's executor) is safe because the gateway's handler
+ * does not hold the thread it runs on for long: large bodies, token counting, the metrics page and, when plugins may
+ * block ({@link Gateway.Builder#blockingPlugins}), every request go to the pool. A pipelined request the connection
+ * finds is handled there as it would be on a selector thread. Every other task goes to the pool. The pool's size and thread budget are the pool's, so Jetty
+ * still refuses to start a connector whose I/O threads would leave the pool none to spare. For the gateway's
+ * connector only. Thread-safe.
  */
-final class ConnectorExecutor implements TryExecutor {
+final class ConnectorExecutor implements TryExecutor, ThreadPool.SizedThreadPool {
 
   private final QueuedThreadPool pool;
 
@@ -40,6 +46,51 @@ final class ConnectorExecutor implements TryExecutor {
   @Override
   public boolean tryExecute(Runnable task) {
     return pool.tryExecute(task);
+  }
+
+  @Override
+  public ThreadPoolBudget getThreadPoolBudget() {
+    return pool.getThreadPoolBudget();
+  }
+
+  @Override
+  public int getMinThreads() {
+    return pool.getMinThreads();
+  }
+
+  @Override
+  public int getMaxThreads() {
+    return pool.getMaxThreads();
+  }
+
+  @Override
+  public void setMinThreads(int threads) {
+    pool.setMinThreads(threads);
+  }
+
+  @Override
+  public void setMaxThreads(int threads) {
+    pool.setMaxThreads(threads);
+  }
+
+  @Override
+  public int getThreads() {
+    return pool.getThreads();
+  }
+
+  @Override
+  public int getIdleThreads() {
+    return pool.getIdleThreads();
+  }
+
+  @Override
+  public boolean isLowOnThreads() {
+    return pool.isLowOnThreads();
+  }
+
+  @Override
+  public void join() throws InterruptedException {
+    pool.join();
   }
 
   @Override

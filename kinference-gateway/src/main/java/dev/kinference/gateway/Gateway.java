@@ -76,6 +76,7 @@ public final class Gateway implements AutoCloseable {
   final Duration requestTimeout;
   final PriceTable localPrices;
   final boolean accessLog;
+  final boolean blockingPlugins;
   final boolean debugHeaders;
   final Set<Exchange> active = ConcurrentHashMap.newKeySet();
   private final Server server;
@@ -93,6 +94,7 @@ public final class Gateway implements AutoCloseable {
     this.requestTimeout = b.requestTimeout;
     this.localPrices = b.localPrices;
     this.accessLog = b.accessLog;
+    this.blockingPlugins = b.blockingPlugins;
     this.debugHeaders = b.debugHeaders;
     this.metrics = new GatewayMetrics(router.fleet(), queue::size, active::size);
     // By default a provider client's selector thread runs the response callbacks itself: they never block (writes to
@@ -256,6 +258,7 @@ public final class Gateway implements AutoCloseable {
     private Duration queueMaxWait = Duration.ofSeconds(30);
     private PriceTable localPrices = PriceTable.empty();
     private boolean accessLog = true;
+    private boolean blockingPlugins;
     private boolean debugHeaders = true;
     private int maxThreads = 200;
     private int maxConcurrentStreams = 1024;
@@ -390,6 +393,19 @@ public final class Gateway implements AutoCloseable {
      */
     public Builder upstreamExecutor(Executor executor) {
       this.upstreamExecutor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /**
+     * Whether a plugin on a request's path may block on I/O: the router's tokenizer (one that asks a server, such as
+     * kinference-vllm's {@code RemoteTokenizer}), a rate-limit store shared over the network, a policy's classifier.
+     * Default false: a request with a small body is parsed, governed and routed on the I/O thread that read it, which
+     * also serves other connections, so a call that waits there makes them wait too. True: every request is handed
+     * to the server's pool first, where a blocked call holds only its own thread (about one thread switch more per
+     * request).
+     */
+    public Builder blockingPlugins(boolean mayBlock) {
+      this.blockingPlugins = mayBlock;
       return this;
     }
 

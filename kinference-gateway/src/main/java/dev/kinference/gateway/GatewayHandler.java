@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Declared non-blocking, so Jetty calls {@link #handle} on the I/O thread that read the request instead of handing
  * it to a pool thread. What runs there is bounded: an inference body up to {@link #INLINE_BODY_BYTES} is parsed,
- * governed, routed and sent upstream in tens of microseconds (docs/PERFORMANCE.md), and nothing on that path waits.
- * Larger bodies, token counting (a tokenizer may take milliseconds) and the metrics page run on the server's pool.
+ * governed, routed and sent upstream in tens of microseconds (docs/PERFORMANCE.md), and nothing on that path waits
+ * unless a plugin does (then {@link Gateway.Builder#blockingPlugins} sends every request to the pool). Larger bodies,
+ * token counting (a tokenizer may take milliseconds) and the metrics page run on the server's pool.
  */
 final class GatewayHandler extends Handler.Abstract {
 
@@ -123,8 +124,8 @@ final class GatewayHandler extends Handler.Abstract {
 
   /**
    * Reads the body up to the parser's limit (anything larger is a 413 before parsing), then runs {@code then} on the
-   * thread that read its end, or on a pool thread when the body is larger than {@link #INLINE_BODY_BYTES} or
-   * {@code heavy}.
+   * thread that read its end, or on a pool thread when the body is larger than {@link #INLINE_BODY_BYTES}, the work
+   * is {@code heavy}, or plugins may block.
    */
   private void readBody(Request request, boolean heavy, Consumer<byte[]> then, BodyFailure failure) {
     long max = g.parser.maxBodyBytes();
@@ -147,7 +148,7 @@ final class GatewayHandler extends Handler.Abstract {
         }
       } else if (bytes.length > max) {
         failure.fail(413, "body: is too large (" + bytes.length + " > limit " + max + " bytes)");
-      } else if (heavy || bytes.length > INLINE_BODY_BYTES) {
+      } else if (heavy || g.blockingPlugins || bytes.length > INLINE_BODY_BYTES) {
         onPool(request, () -> then.accept(bytes));
       } else {
         then.accept(bytes);

@@ -187,8 +187,8 @@ class GatewayEndToEndTest {
   }
 
   @Test
-  void http2ClientsAreServedOverOneConnectionWithStreamsInterleaved() throws Exception {
-    // h2c: the first request upgrades the connection, the rest are streams on it, answered concurrently.
+  void http2ClientsAreServedWithConcurrentStreams() throws Exception {
+    // h2c: the first request upgrades the connection; the streams sent at once are multiplexed by the client.
     try (HttpClient h2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build()) {
       HttpResponse<String> models = h2.send(HttpRequest.newBuilder(URI.create(h.gateway.uri() + "/v1/models")).build(),
           HttpResponse.BodyHandlers.ofString());

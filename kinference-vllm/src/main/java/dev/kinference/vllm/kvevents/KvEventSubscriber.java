@@ -343,10 +343,10 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
       if (first == null) {
         Health health = endpoint.health();
-        boolean backUp = seenDown && health == Health.HEALTHY;
-        seenDown = health == Health.UNHEALTHY || (seenDown && !backUp);
-        if (backUp || System.nanoTime() - silentSince > checkAfterNanos) {
-          if (backUp) {
+        boolean cameBack = seenDown && health == Health.HEALTHY;
+        seenDown = health == Health.UNHEALTHY || (seenDown && !cameBack);
+        if (cameBack || System.nanoTime() - silentSince > checkAfterNanos) {
+          if (cameBack) {
             LOG.debug("{} is healthy again after being down; checking its KV events", endpoint.id());
           }
           boolean replace;
