@@ -63,8 +63,6 @@ public final class Gateway implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Gateway.class);
 
-  /** The server's I/O (selector) threads: one per core, since they run the handler, up to 16. */
-  private static final int IO_THREADS = Math.max(1, Math.min(16, Runtime.getRuntime().availableProcessors()));
 
   final Router router;
   final Upstreams upstreams;
@@ -114,13 +112,16 @@ public final class Gateway implements AutoCloseable {
     http.setSendServerVersion(false);
     http.setSendDateHeader(false);
     HttpConnectionFactory h1 = new HttpConnectionFactory(http);
+    // I/O (selector) threads run the handler, so one per core, as an event-loop server has one worker per core; at
+    // most 16, and at most a quarter of the pool, which also runs the acceptors and everything handed off.
+    int ioThreads = Math.max(1, Math.min(Math.min(16, Runtime.getRuntime().availableProcessors()), b.maxThreads / 4));
     if (b.maxConcurrentStreams > 0) {
       // h2c: HTTP/2 over cleartext, by prior knowledge or by upgrade, beside HTTP/1.1 on the same port.
       HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
       h2c.setMaxConcurrentStreams(b.maxConcurrentStreams);
-      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, IO_THREADS, h1, h2c);
+      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, ioThreads, h1, h2c);
     } else {
-      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, IO_THREADS, h1);
+      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, ioThreads, h1);
     }
     connector.setHost(host);
     connector.setPort(requestedPort);
