@@ -1140,12 +1140,14 @@ final class Exchange implements AdmissionQueue.Waiter {
     // Leaves the active set only once recorded, so that no active request means every one is in the metrics
     // (regression: StreamFailureTest read the mid-stream error count between the two and found 0).
     g.active.remove(this);
+    // The queue first: completing the callback may go on to handle the connection's next, pipelined request on
+    // this thread (ConnectorExecutor), which must not overtake the requests already waiting for this capacity.
+    g.drainQueue();
     if (failure != null) {
       callback.failed(failure);
     } else {
       callback.succeeded();
     }
-    g.drainQueue();
   }
 
   private synchronized int attemptCount() {
