@@ -1141,7 +1141,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     // (regression: StreamFailureTest read the mid-stream error count between the two and found 0).
     g.active.remove(this);
     // The queue first: completing the callback may go on to handle the connection's next, pipelined request on
-    // this thread (ConnectorExecutor), which must not overtake the requests already waiting for this capacity.
+    // this thread (GatewayThreadPool), which must not overtake the requests already waiting for this capacity.
     g.drainQueue();
     if (failure != null) {
       callback.failed(failure);

@@ -21,7 +21,6 @@ import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,7 +102,7 @@ public final class Gateway implements AutoCloseable {
     this.host = b.host;
     this.requestedPort = b.port;
 
-    QueuedThreadPool pool = new QueuedThreadPool(b.maxThreads, Math.min(8, b.maxThreads));
+    GatewayThreadPool pool = new GatewayThreadPool(b.maxThreads, Math.min(8, b.maxThreads));
     pool.setName("kinference-gateway");
     pool.setDaemon(true);
     this.server = new Server(pool);
@@ -119,9 +118,9 @@ public final class Gateway implements AutoCloseable {
       // h2c: HTTP/2 over cleartext, by prior knowledge or by upgrade, beside HTTP/1.1 on the same port.
       HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
       h2c.setMaxConcurrentStreams(b.maxConcurrentStreams);
-      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, ioThreads, h1, h2c);
+      this.connector = new ServerConnector(server, -1, ioThreads, h1, h2c);
     } else {
-      this.connector = new ServerConnector(server, new ConnectorExecutor(pool), null, null, -1, ioThreads, h1);
+      this.connector = new ServerConnector(server, -1, ioThreads, h1);
     }
     connector.setHost(host);
     connector.setPort(requestedPort);

@@ -81,7 +81,8 @@ final class Upstreams implements AutoCloseable {
     threads.setName("kinference-upstream");
     threads.setDaemon(true);
     ClientConnector connector = new InlineReadConnector();
-    // Responses are handled on the selector threads (see InlineReadConnector): as many as Jetty gives the server.
+    // Responses are handled on the selector threads (see InlineReadConnector); an answer takes less work than its
+    // request, so half as many as the server's I/O threads.
     connector.setSelectors(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2)));
     connector.setExecutor(threads);
     connector.setConnectTimeout(connectTimeout);

@@ -148,7 +148,7 @@ class GatewayEndToEndTest {
   @Test
   void requestsPipelinedOnOneConnectionAreAllAnsweredInOrder() throws Exception {
     // Each answer completes on the upstream client's thread, which then resumes the client connection itself
-    // (ConnectorExecutor): the requests already waiting in the connection's buffer must be found and answered.
+    // (GatewayThreadPool): the requests already waiting in the connection's buffer must be found and answered.
     int requests = 5;
     StringBuilder pipeline = new StringBuilder();
     for (int i = 0; i < requests; i++) {
