@@ -54,9 +54,10 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * <p>Thread-safe. Requests are handled asynchronously: no thread waits on an upstream. A request with a small body
- * is handled on the I/O thread that read it (one per core, as an event-loop server has one worker per core) and
- * its upstream's answer on the upstream client's I/O thread; larger bodies, token counting and the metrics page go
- * to the server's pool (docs/PERFORMANCE.md, "The gateway against nginx").
+ * is handled on the I/O thread that read it (one per core, as an event-loop server has one worker per core), and
+ * the same I/O threads carry the connections to local servers and read their answers ({@link UpstreamConnector});
+ * larger bodies, token counting and the metrics page go to the server's pool (docs/PERFORMANCE.md, "The gateway
+ * against nginx").
  */
 public final class Gateway implements AutoCloseable {
 
@@ -97,8 +98,6 @@ public final class Gateway implements AutoCloseable {
     // By default a provider client's selector thread runs the response callbacks itself: they never block (writes to
     // clients are asynchronous), and each hand-off to another thread costs more than the work it would move.
     Executor executor = b.upstreamExecutor != null ? b.upstreamExecutor : Runnable::run;
-    this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
-        b.requestTimeout, executor);
     this.host = b.host;
     this.requestedPort = b.port;
 
@@ -118,9 +117,9 @@ public final class Gateway implements AutoCloseable {
       // h2c: HTTP/2 over cleartext, by prior knowledge or by upgrade, beside HTTP/1.1 on the same port.
       HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
       h2c.setMaxConcurrentStreams(b.maxConcurrentStreams);
-      this.connector = new ServerConnector(server, -1, ioThreads, h1, h2c);
+      this.connector = new GatewayConnector(server, ioThreads, h1, h2c);
     } else {
-      this.connector = new ServerConnector(server, -1, ioThreads, h1);
+      this.connector = new GatewayConnector(server, ioThreads, h1);
     }
     connector.setHost(host);
     connector.setPort(requestedPort);
@@ -129,6 +128,8 @@ public final class Gateway implements AutoCloseable {
     connector.setIdleTimeout(Math.max(b.requestTimeout.toMillis(),
         Math.max(b.firstTokenTimeout.toMillis(), b.idleTimeout.toMillis())) + 5_000);
     server.addConnector(connector);
+    this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
+        b.requestTimeout, executor, connector.getSelectorManager());
     // A fixed handler tree makes the server, and so its connections, as non-blocking as the gateway's handler: the
     // I/O thread that reads a request handles it instead of handing its selecting over to another thread first.
     server.setDynamic(false);

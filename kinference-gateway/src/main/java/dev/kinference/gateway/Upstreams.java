@@ -15,9 +15,6 @@ import dev.kinference.request.InferenceRequest;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.nio.channels.SelectableChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,10 +25,7 @@ import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.io.ClientConnector;
-import org.eclipse.jetty.io.EndPoint;
-import org.eclipse.jetty.io.ManagedSelector;
-import org.eclipse.jetty.io.SocketChannelEndPoint;
-import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
@@ -39,7 +33,8 @@ import org.jspecify.annotations.Nullable;
  * The HTTP clients to the upstreams and the request for each: local servers get the client's body as it came
  * (re-serialised only when the model was rewritten or a stream's usage must be requested), external providers
  * get {@link ExternalProviders#prepare}'s translated request. Local servers are reached over HTTP/1.1 with one
- * shared Jetty client (the hot path: see docs/PERFORMANCE.md for why not {@code java.net.http}); each
+ * shared Jetty client, whose connections the gateway server's I/O threads carry ({@link UpstreamConnector}; the hot
+ * path: see docs/PERFORMANCE.md for why not {@code java.net.http}); each
  * external provider has its own {@code java.net.http} client (HTTP/2 and TLS where offered, the provider's connect
  * timeout). Thread-safe.
  */
@@ -69,9 +64,13 @@ final class Upstreams implements AutoCloseable {
   private final Executor executor;
   private final Map<URI, Map<ApiFormat, URI>> localUris = new ConcurrentHashMap<>();
 
-  /** @param executor where external providers' responses are handled */
+  /**
+   * @param executor where external providers' responses are handled
+   * @param carrier the gateway server's selector manager, whose I/O threads carry the connections to local servers
+   *     (see {@link UpstreamConnector})
+   */
   Upstreams(ExternalProviders providers, Duration connectTimeout, Duration firstTokenTimeout, Duration idleTimeout,
-      Duration requestTimeout, Executor executor) {
+      Duration requestTimeout, Executor executor, SelectorManager carrier) {
     this.providers = providers;
     this.requestTimeout = requestTimeout;
     this.firstTokenTimeout = firstTokenTimeout;
@@ -80,10 +79,9 @@ final class Upstreams implements AutoCloseable {
     QueuedThreadPool threads = new QueuedThreadPool(200, 2);
     threads.setName("kinference-upstream");
     threads.setDaemon(true);
-    ClientConnector connector = new InlineReadConnector();
-    // Responses are handled on the selector threads (see InlineReadConnector); an answer takes less work than its
-    // request, so half as many as the server's I/O threads.
-    connector.setSelectors(Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2)));
+    ClientConnector connector = new UpstreamConnector(carrier);
+    // a connect is timed by the selector manager that carries it (the server's accepts have no such timeout)
+    carrier.setConnectTimeout(connectTimeout.toMillis());
     connector.setExecutor(threads);
     connector.setConnectTimeout(connectTimeout);
     org.eclipse.jetty.client.HttpClient c =
@@ -186,49 +184,6 @@ final class Upstreams implements AutoCloseable {
       return all;
     });
     return java.util.Objects.requireNonNull(byFormat.get(format));
-  }
-
-  /**
-   * A client connector whose reads run on the selector thread that saw the bytes arrive. Jetty hands a read it is not
-   * told is non-blocking to another thread (a reserved thread takes over selecting, or a pool thread reads); the
-   * gateway's response handling never waits (writes to the client are asynchronous, and the upstream is read only as
-   * the client takes the bytes), so that hand-off on every response was pure cost (docs/PERFORMANCE.md counts the
-   * thread switches per request with and without it).
-   */
-  private static final class InlineReadConnector extends ClientConnector {
-    @Override
-    protected EndPoint newEndPoint(SelectableChannel channel, ManagedSelector selector, SelectionKey key) {
-      return new SocketChannelEndPoint((SocketChannel) channel, selector, key, getScheduler()) {
-        @Override
-        public void fillInterested(Callback callback) {
-          super.fillInterested(nonBlocking(callback));
-        }
-
-        @Override
-        public boolean tryFillInterested(Callback callback) {
-          return super.tryFillInterested(nonBlocking(callback));
-        }
-      };
-    }
-
-    private static Callback nonBlocking(Callback read) {
-      return new Callback() {
-        @Override
-        public void succeeded() {
-          read.succeeded();
-        }
-
-        @Override
-        public void failed(Throwable x) {
-          read.failed(x);
-        }
-
-        @Override
-        public InvocationType getInvocationType() {
-          return InvocationType.NON_BLOCKING;
-        }
-      };
-    }
   }
 
   @Override

@@ -147,7 +147,7 @@ class GatewayEndToEndTest {
 
   @Test
   void requestsPipelinedOnOneConnectionAreAllAnsweredInOrder() throws Exception {
-    // Each answer completes on the upstream client's thread, which then resumes the client connection itself
+    // Each answer completes on the thread that read it from the upstream, which then resumes the client connection
     // (GatewayThreadPool): the requests already waiting in the connection's buffer must be found and answered.
     int requests = 5;
     StringBuilder pipeline = new StringBuilder();
@@ -209,6 +209,18 @@ class GatewayEndToEndTest {
         assertThat(r.body()).contains("\"completion_tokens\":").endsWith("data: [DONE]\n\n");
       }
     }
+  }
+
+  @Test
+  void connectionsToTheServersAreCarriedByTheGatewaysOwnIoThreads() {
+    // One event loop per core for both sides (UpstreamConnector): the upstream client runs no selector of its own.
+    assertThat(openai.chat().completions().create(chat("Who carries this?").build()).choices()).hasSize(1);
+    List<String> selecting = Thread.getAllStackTraces().entrySet().stream()
+        .filter(e -> java.util.Arrays.stream(e.getValue())
+            .anyMatch(f -> f.getClassName().startsWith("org.eclipse.jetty.io.ManagedSelector")))
+        .map(e -> e.getKey().getName()).toList();
+    assertThat(selecting).noneMatch(name -> name.startsWith("kinference-upstream"))
+        .anyMatch(name -> name.startsWith("kinference-gateway"));
   }
 
   private static String readLine(DataInputStream in) throws IOException {
