@@ -129,7 +129,7 @@ public final class Gateway implements AutoCloseable {
         Math.max(b.firstTokenTimeout.toMillis(), b.idleTimeout.toMillis())) + 5_000);
     server.addConnector(connector);
     this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
-        b.requestTimeout, executor, connector.getSelectorManager());
+        b.requestTimeout, executor, connector.getSelectorManager(), b.blockingPlugins);
     // A fixed handler tree makes the server, and so its connections, as non-blocking as the gateway's handler: the
     // I/O thread that reads a request handles it instead of handing its selecting over to another thread first.
     server.setDynamic(false);
@@ -402,8 +402,9 @@ public final class Gateway implements AutoCloseable {
      * kinference-vllm's {@code RemoteTokenizer}), a rate-limit store shared over the network, a policy's classifier.
      * Default false: a request with a small body is parsed, governed and routed on the I/O thread that read it, which
      * also serves other connections, so a call that waits there makes them wait too. True: every request is handed
-     * to the server's pool first, where a blocked call holds only its own thread (about one thread switch more per
-     * request).
+     * to the server's pool first, and so is every answer from a local server (settling the reservation, routing
+     * queued requests and retries happen where the answer is handled), so a blocked call holds only its own thread
+     * (about two thread switches more per request).
      */
     public Builder blockingPlugins(boolean mayBlock) {
       this.blockingPlugins = mayBlock;

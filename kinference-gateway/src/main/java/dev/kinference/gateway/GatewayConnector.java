@@ -18,7 +18,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
 /**
  * The gateway's server connector, whose I/O threads also carry the connections of the client to local servers
  * ({@link UpstreamConnector}): a connection's context says which side it belongs to, and an upstream one is created,
- * opened and failed as the client's own selector threads would. Thread-safe.
+ * opened and failed as the client's own selector manager would (its listeners aside: see {@link UpstreamConnector}).
+ * Thread-safe.
  */
 final class GatewayConnector extends ServerConnector {
 

@@ -14,6 +14,7 @@ import org.eclipse.jetty.io.SelectorManager;
 import org.eclipse.jetty.io.SocketChannelEndPoint;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Promise;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,17 +27,27 @@ import org.jspecify.annotations.Nullable;
  * thread, as in an event-loop proxy (docs/PERFORMANCE.md, "One event loop for both sides"). Why inline reads: Jetty
  * hands a read it is not told is non-blocking to another thread; the gateway's response handling never waits (writes
  * to the client are asynchronous, and the upstream is read only as the client takes the bytes), so that hand-off on
- * every response was pure cost.
+ * every response was pure cost. When plugins may block ({@link Gateway.Builder#blockingPlugins}), the end of an
+ * exchange (settling a reservation with a rate-limit store, routing a queued request, a retry's routing) must not
+ * run on an I/O thread either, so the reads are then left to Jetty to hand to the pool.
  *
- * <p>Configure before starting; thread-safe once started.
+ * <p>Jetty's {@code ConnectListener}s are not told of a connect completed by the carrier (nothing registers one), and
+ * the carrier's accept listeners would see a connect that completed at once (the gateway installs none). Configure
+ * before starting; thread-safe once started.
  */
 final class UpstreamConnector extends ClientConnector {
 
   private final SelectorManager carrier;
+  private final boolean readsMayBlock;
 
-  /** @param carrier the gateway server's selector manager, which carries the connections */
-  UpstreamConnector(SelectorManager carrier) {
+  /**
+   * @param carrier the gateway server's selector manager, which carries the connections
+   * @param readsMayBlock whether handling an answer may block (plugins that wait on the network): its reads are then
+   *     not run on the I/O thread
+   */
+  UpstreamConnector(SelectorManager carrier, boolean readsMayBlock) {
     this.carrier = carrier;
+    this.readsMayBlock = readsMayBlock;
   }
 
   @Override
@@ -44,15 +55,11 @@ final class UpstreamConnector extends ClientConnector {
     return new Forwarding(carrier);
   }
 
-  @Override
-  protected EndPoint newEndPoint(SelectableChannel channel, ManagedSelector selector, SelectionKey key) {
-    return new UpstreamEndPoint((SocketChannel) channel, selector, key, this);
-  }
-
   // The carrier's selector manager completes a connection's life through these, as the connector's own would.
 
   UpstreamEndPoint carriedEndPoint(SelectableChannel channel, ManagedSelector selector, SelectionKey key) {
-    UpstreamEndPoint endPoint = new UpstreamEndPoint((SocketChannel) channel, selector, key, this);
+    UpstreamEndPoint endPoint = new UpstreamEndPoint((SocketChannel) channel, selector, key, getScheduler(),
+        !readsMayBlock);
     endPoint.setIdleTimeout(getIdleTimeout().toMillis());
     return endPoint;
   }
@@ -93,24 +100,46 @@ final class UpstreamConnector extends ClientConnector {
 
   /**
    * Registers new connections with the carrier instead of selector threads of its own; it has none, so starting and
-   * stopping it does nothing (the server's connector owns the threads).
+   * stopping it does nothing (the server's connector owns the threads), and its connect timeout is the carrier's.
    */
   private static final class Forwarding extends SelectorManager {
     private final SelectorManager carrier;
 
     Forwarding(SelectorManager carrier) {
+      // One selector slot, never filled: the constructor requires at least one.
       super(carrier.getExecutor(), carrier.getScheduler(), 1);
       this.carrier = carrier;
     }
 
     @Override
     public void connect(SelectableChannel channel, Object attachment) {
+      requireRunningCarrier();
       carrier.connect(channel, attachment);
     }
 
     @Override
+    public long getConnectTimeout() {
+      return carrier.getConnectTimeout();
+    }
+
+    @Override
+    public void setConnectTimeout(long milliseconds) {
+      // Only the carrier times a connect; the server's own accepts have no connect timeout to disturb.
+      carrier.setConnectTimeout(milliseconds);
+    }
+
+    @Override
     public void accept(SelectableChannel channel, Object attachment) {
+      requireRunningCarrier();
       carrier.accept(channel, attachment);
+    }
+
+    /** The client reports what this throws as a failed connect. */
+    private void requireRunningCarrier() {
+      if (!carrier.isRunning()) {
+        // Registration queued on a selector that is stopping would never complete nor time out.
+        throw new IllegalStateException("the gateway is stopping: no I/O thread to carry a connection");
+      }
     }
 
     @Override
@@ -134,20 +163,24 @@ final class UpstreamConnector extends ClientConnector {
     }
   }
 
-  /** A connection to a local server, whose reads are declared non-blocking. */
+  /** A connection to a local server, whose reads are declared non-blocking unless handling them may block. */
   static final class UpstreamEndPoint extends SocketChannelEndPoint {
-    UpstreamEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, UpstreamConnector connector) {
-      super(channel, selector, key, connector.getScheduler());
+    private final boolean inlineReads;
+
+    UpstreamEndPoint(SocketChannel channel, ManagedSelector selector, SelectionKey key, Scheduler scheduler,
+        boolean inlineReads) {
+      super(channel, selector, key, scheduler);
+      this.inlineReads = inlineReads;
     }
 
     @Override
     public void fillInterested(Callback callback) {
-      super.fillInterested(nonBlocking(callback));
+      super.fillInterested(inlineReads ? nonBlocking(callback) : callback);
     }
 
     @Override
     public boolean tryFillInterested(Callback callback) {
-      return super.tryFillInterested(nonBlocking(callback));
+      return super.tryFillInterested(inlineReads ? nonBlocking(callback) : callback);
     }
 
     private static Callback nonBlocking(Callback read) {

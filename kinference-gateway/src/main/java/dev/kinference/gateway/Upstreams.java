@@ -68,9 +68,10 @@ final class Upstreams implements AutoCloseable {
    * @param executor where external providers' responses are handled
    * @param carrier the gateway server's selector manager, whose I/O threads carry the connections to local servers
    *     (see {@link UpstreamConnector})
+   * @param blockingPlugins whether the end of an exchange may block (see {@link Gateway.Builder#blockingPlugins})
    */
   Upstreams(ExternalProviders providers, Duration connectTimeout, Duration firstTokenTimeout, Duration idleTimeout,
-      Duration requestTimeout, Executor executor, SelectorManager carrier) {
+      Duration requestTimeout, Executor executor, SelectorManager carrier, boolean blockingPlugins) {
     this.providers = providers;
     this.requestTimeout = requestTimeout;
     this.firstTokenTimeout = firstTokenTimeout;
@@ -79,9 +80,7 @@ final class Upstreams implements AutoCloseable {
     QueuedThreadPool threads = new QueuedThreadPool(200, 2);
     threads.setName("kinference-upstream");
     threads.setDaemon(true);
-    ClientConnector connector = new UpstreamConnector(carrier);
-    // a connect is timed by the selector manager that carries it (the server's accepts have no such timeout)
-    carrier.setConnectTimeout(connectTimeout.toMillis());
+    ClientConnector connector = new UpstreamConnector(carrier, blockingPlugins);
     connector.setExecutor(threads);
     connector.setConnectTimeout(connectTimeout);
     org.eclipse.jetty.client.HttpClient c =
