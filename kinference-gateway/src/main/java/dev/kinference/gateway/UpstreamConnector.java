@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The connector of the HTTP client to local servers: its connections are carried by the gateway server's own I/O
- * threads ({@link GatewayConnector}), and their reads run on the I/O thread that saw the bytes arrive.
+ * threads ({@link GatewayConnector}), and, unless plugins may block, their reads run on the I/O thread that saw the
+ * bytes arrive.
  *
  * <p>Why one set of I/O threads: with the upstream client's own selector threads, every proxied exchange woke a third
  * thread (the server's reader, the client's reader for the answer, the server's again to wait for the next request).
