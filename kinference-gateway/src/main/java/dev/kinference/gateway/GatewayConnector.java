@@ -3,7 +3,6 @@ package dev.kinference.gateway;
 import java.io.IOException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
-import java.util.Map;
 import java.util.concurrent.Executor;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
@@ -50,21 +49,17 @@ final class GatewayConnector extends ServerConnector {
     public Connection newConnection(SelectableChannel channel, EndPoint endPoint, Object attachment)
         throws IOException {
       UpstreamConnector upstream = UpstreamConnector.of(attachment);
-      return upstream != null ? upstream.carriedConnection(endPoint, context(attachment))
+      return upstream != null ? upstream.carriedConnection(endPoint, attachment)
           : super.newConnection(channel, endPoint, attachment);
     }
 
     @Override
     public void connectionOpened(Connection connection, Object context) {
-      if (UpstreamConnector.of(context) == null) {
+      UpstreamConnector upstream = UpstreamConnector.of(context);
+      if (upstream != null) {
+        upstream.carriedOpened(connection, context, () -> super.connectionOpened(connection, context));
+      } else {
         super.connectionOpened(connection, context);
-        return;
-      }
-      try {
-        super.connectionOpened(connection, context);
-        UpstreamConnector.carriedOpened(connection, context(context));
-      } catch (Throwable x) {
-        UpstreamConnector.carriedOpenFailed(x, context(context));
       }
     }
 
@@ -73,7 +68,7 @@ final class GatewayConnector extends ServerConnector {
       super.connectionFailed(channel, failure, attachment);
       UpstreamConnector upstream = UpstreamConnector.of(attachment);
       if (upstream != null) {
-        upstream.carriedConnectFailed(channel, failure, context(attachment));
+        upstream.carriedConnectFailed(channel, failure, attachment);
       }
     }
 
@@ -82,7 +77,7 @@ final class GatewayConnector extends ServerConnector {
       super.onAcceptFailed(channel, failure, attachment);
       UpstreamConnector upstream = UpstreamConnector.of(attachment);
       if (upstream != null) {
-        upstream.carriedAcceptFailed(channel, failure, context(attachment));
+        upstream.carriedAcceptFailed(channel, failure, attachment);
       }
     }
 
@@ -100,11 +95,6 @@ final class GatewayConnector extends ServerConnector {
       if (!(endPoint instanceof UpstreamConnector.UpstreamEndPoint)) {
         super.endPointClosed(endPoint);
       }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> context(Object attachment) {
-      return (Map<String, Object>) attachment;
     }
   }
 }

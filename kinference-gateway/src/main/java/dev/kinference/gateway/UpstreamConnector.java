@@ -6,6 +6,7 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.Map;
+import java.util.Objects;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
@@ -65,32 +66,35 @@ final class UpstreamConnector extends ClientConnector {
     return endPoint;
   }
 
-  Connection carriedConnection(EndPoint endPoint, Map<String, Object> context) throws IOException {
-    return newConnection(endPoint, context);
+  Connection carriedConnection(EndPoint endPoint, Object attachment) throws IOException {
+    return newConnection(endPoint, context(attachment));
   }
 
-  /** Completes the connect's promise; call after the connection is opened. */
-  static void carriedOpened(Connection connection, Map<String, Object> context) {
+  /** Opens {@code connection} with {@code open} and completes the connect's promise with it, or with the failure. */
+  void carriedOpened(Connection connection, Object attachment, Runnable open) {
     @SuppressWarnings("unchecked")
-    Promise<Connection> promise = (Promise<Connection>) context.get(CONNECTION_PROMISE_CONTEXT_KEY);
-    if (promise != null) {
+    Promise<Connection> promise = (Promise<Connection>) Objects.requireNonNull(
+        context(attachment).get(CONNECTION_PROMISE_CONTEXT_KEY), "the connect's promise");
+    try {
+      open.run();
       promise.succeeded(connection);
+    } catch (Throwable x) {
+      promise.failed(x);
     }
   }
 
-  static void carriedOpenFailed(Throwable failure, Map<String, Object> context) {
-    Promise<?> promise = (Promise<?>) context.get(CONNECTION_PROMISE_CONTEXT_KEY);
-    if (promise != null) {
-      promise.failed(failure);
-    }
-  }
-
-  void carriedConnectFailed(SelectableChannel channel, Throwable failure, Map<String, Object> context) {
+  void carriedConnectFailed(SelectableChannel channel, Throwable failure, Object attachment) {
+    Map<String, Object> context = context(attachment);
     connectFailed(channel, (SocketAddress) context.get(REMOTE_SOCKET_ADDRESS_CONTEXT_KEY), failure, context);
   }
 
-  void carriedAcceptFailed(SelectableChannel channel, Throwable failure, Map<String, Object> context) {
-    acceptFailed(failure, channel, context);
+  void carriedAcceptFailed(SelectableChannel channel, Throwable failure, Object attachment) {
+    acceptFailed(failure, channel, context(attachment));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> context(Object attachment) {
+    return (Map<String, Object>) attachment;
   }
 
   /** The connector of a carried connection's context, or null when the context is not one of ours. */
