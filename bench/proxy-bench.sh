@@ -10,8 +10,9 @@
 #
 # Phase "throughput": the simulators answer instantly (--instant), so what is measured is the proxy. wrk sends
 # non-streamed chat completions: first closed-loop (16 and 64 connections) for the peak requests/s of each path,
-# then paced at 25%, 50% and 75% of the gateway's peak for latency p50/p99 of direct (one server), nginx and the
-# gateway (REPS runs each, medians); "added" is the proxy's median percentile minus direct's.
+# then at 25%, 50% and 75% of the gateway's peak (Poisson arrivals over 16 connections) for latency p50/p99 of
+# direct (one server), nginx and the gateway (REPS runs each, medians); "added" is the proxy's median percentile
+# minus direct's.
 # Phase "streams": the simulators stream slowly (time scale 0.01: a 64-token answer takes minutes), h2load opens
 # STREAMS streams over 10 HTTP/2 (h2c) connections to the gateway, and the script samples the gateway's open
 # requests, resident memory and heap while they are held.
@@ -28,6 +29,7 @@ STREAMS="${STREAMS:-10000}"
 PHASES="${PHASES:-throughput streams}"
 PROXY_CPUS="${PROXY_CPUS:-}"
 LOAD_CPUS="${LOAD_CPUS:-}"
+WRK_THREADS=2
 PIDS=()
 mkdir -p "$OUT"
 
@@ -136,23 +138,50 @@ start_nginx() {
 
 BODY='{"model":"Qwen/Qwen3-8B","max_tokens":16,"messages":[{"role":"user","content":"Say something short."}]}'
 
-write_lua() { # rate per connection in requests/s (0: closed loop)
+write_lua() { # total rate in requests/s (0: closed loop)
+  # Paced runs are open loop per wrk thread: each thread draws its send times from a Poisson process at its share
+  # of the rate, and delay() holds a ready connection until its time (LuaJIT's ffi reads the monotonic clock, since
+  # wrk's timers count whole milliseconds). A fixed delay after each answer, as before, fell short of the rate by
+  # the answer's latency and, with integral milliseconds, ran 50% and 75% of the peak at the same rate; and
+  # connections answered together sent together.
   cat >"$WORK/post.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '$BODY'
 wrk.headers["Content-Type"] = "application/json"
-local interval = $1
+local rate = $1
+local mean_gap_ms = rate > 0 and $WRK_THREADS * 1000 / rate or 0
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } kinference_timespec;
+int clock_gettime(int clk_id, kinference_timespec *tp);
+]]
+local ts = ffi.new("kinference_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local next_at = nil
+function init(args)
+  -- each thread its own sequence: identical seeds would send the threads' requests in pairs
+  ffi.C.clock_gettime(1, ts)
+  math.randomseed(tonumber(ts.tv_nsec) + tonumber(tostring({}):match("0x(%x+)"), 16) % 1000003)
+end
 function delay()
-  if interval > 0 then return interval end
-  return 0
+  if mean_gap_ms == 0 then return 0 end
+  local t = now_ms()
+  if next_at == nil then next_at = t + math.random() * mean_gap_ms end
+  local wait = next_at - t
+  next_at = next_at - math.log(1 - math.random()) * mean_gap_ms
+  if wait <= 0 then return 0 end
+  return math.floor(wait + 0.5)
 end
 LUA
 }
 
 # wrk run -> "rps p50_ms p99_ms errors"
-run_wrk() { # url connections interval_ms
+run_wrk() { # url connections rate (0: closed loop)
   write_lua "$3"
-  $(pin "$LOAD_CPUS") wrk -t 2 -c "$2" -d "${DURATION}s" --latency -s "$WORK/post.lua" "$1/v1/chat/completions" \
+  $(pin "$LOAD_CPUS") wrk -t "$WRK_THREADS" -c "$2" -d "${DURATION}s" --latency -s "$WORK/post.lua" "$1/v1/chat/completions" \
     >"$WORK/wrk.txt" 2>&1 || true
   python3 - "$WORK/wrk.txt" <<'PY'
 import re, sys
@@ -223,20 +252,19 @@ if [[ " $PHASES " == *" throughput "* ]]; then
   echo "Gateway peak ${PEAK[gateway]} requests/s; nginx peak ${PEAK[nginx]} requests/s; ratio" \
     "$(python3 -c "print(f'{${PEAK[gateway]}/${PEAK[nginx]}:.2f}')")." >>"$REPORT"
   echo >>"$REPORT"
-  echo "## Latency at fixed rates (16 connections paced by wrk's delay(); median of $REPS interleaved runs)" >>"$REPORT"
+  echo "## Latency at fixed rates (Poisson arrivals over 16 connections, paced by wrk's delay(); median of $REPS interleaved runs)" >>"$REPORT"
   echo >>"$REPORT"
   echo "| rate (share of gateway peak) | path | achieved requests/s | p50 ms | p99 ms | added p50 ms | added p99 ms | errors |" >>"$REPORT"
   echo "|---|---|---|---|---|---|---|---|" >>"$REPORT"
   for share in 25 50 75; do
     rate=$(( PEAK[gateway] * share / 100 ))
-    interval=$(python3 -c "print(max(1, round(16 * 1000 / $rate)))")
     # One p99 of one 10 s run moves by milliseconds on a shared machine: each path is run REPS times, interleaved
     # with the others, and the medians are compared.
     declare -A PR P50 P99 PE
     for target in direct nginx gateway; do PR[$target]=""; P50[$target]=""; P99[$target]=""; PE[$target]=0; done
     for rep in $(seq 1 "$REPS"); do
       for target in direct nginx gateway; do
-        read -r rps p50 p99 err < <(run_wrk "$(url_of $target)" 16 "$interval")
+        read -r rps p50 p99 err < <(run_wrk "$(url_of $target)" 16 "$rate")
         PR[$target]="${PR[$target]} $rps"; P50[$target]="${P50[$target]} $p50"; P99[$target]="${P99[$target]} $p99"
         PE[$target]=$(( PE[$target] + err ))
         echo "  $share% run $rep: $target $rps/s p50 $p50 p99 $p99" >&2
