@@ -128,6 +128,18 @@ public final class EndpointState {
     return m == null ? awaitingFirstToken.get() : m.waiting() + awaitingSinceScrape.get();
   }
 
+  /**
+   * Queue length as {@link #estimatedWaiting()}, with each request sent here since the last scrape (or, if never
+   * scraped, each awaiting its first token) counted as {@code sinceScrapeWeight} of one the server reported waiting:
+   * a server admits most new requests at its next step, so a request sent since is less surely queued.
+   */
+  public double estimatedWaiting(double sinceScrapeWeight) {
+    EndpointMetrics m = metrics;
+    return m == null
+        ? sinceScrapeWeight * awaitingFirstToken.get()
+        : m.waiting() + sinceScrapeWeight * awaitingSinceScrape.get();
+  }
+
   /** Running requests: the scraped count, or at least those of our own that are past their first token. */
   public int estimatedRunning() {
     int own = Math.max(0, inFlight.get() - awaitingFirstToken.get());

@@ -2,13 +2,36 @@ package dev.kinference.routing;
 
 /**
  * llm-d's queue scorer: {@code (maxQ - q) / (maxQ - minQ)} over the candidates, where q is the scraped waiting
- * count plus what the router sent since. Stateless and thread-safe; writes the raw values into {@code scores}
- * before normalising them in place, so it allocates nothing.
+ * count plus the requests the router sent since the scrape, each of those counted at a weight ({@link
+ * dev.kinference.endpoint.EndpointState#estimatedWaiting(double)}). Immutable and thread-safe; writes the raw
+ * values into {@code scores} before normalising them in place, so it allocates nothing.
  */
 public final class QueueDepthScorer implements Scorer {
 
-  /** Public for {@link java.util.ServiceLoader}. */
-  public QueueDepthScorer() {}
+  private final double sinceScrapeWeight;
+
+  /**
+   * Counts every request sent since the scrape as queued (weight 1). Public for {@link java.util.ServiceLoader}.
+   */
+  public QueueDepthScorer() {
+    this(1);
+  }
+
+  /**
+   * A scorer that counts a request sent since the last scrape as {@code sinceScrapeWeight} of a request the server
+   * reported waiting. Min-max normalisation makes one request's difference the whole range, so at weight 1 a server
+   * that was just sent a request (and most likely admitted it at its next step) scores as low as one that reported
+   * it queued; below 1 the reported queue decides and the router's own recent sends only break its ties. The
+   * router's TTFT prediction already counts those sends' prefill.
+   *
+   * @throws IllegalArgumentException unless {@code 0 <= sinceScrapeWeight <= 1}
+   */
+  public QueueDepthScorer(double sinceScrapeWeight) {
+    if (!(sinceScrapeWeight >= 0 && sinceScrapeWeight <= 1)) {
+      throw new IllegalArgumentException("sinceScrapeWeight must be in [0, 1]: " + sinceScrapeWeight);
+    }
+    this.sinceScrapeWeight = sinceScrapeWeight;
+  }
 
   @Override
   public String name() {
@@ -19,7 +42,7 @@ public final class QueueDepthScorer implements Scorer {
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
     for (int i = 0; i < n; i++) {
-      scores[i] = context.candidate(i).estimatedWaiting();
+      scores[i] = context.candidate(i).estimatedWaiting(sinceScrapeWeight);
     }
     MinMax.lessIsBetter(scores, n, scores);
   }

@@ -57,6 +57,9 @@ public final class Router implements AutoCloseable {
   /** KV usage below which the default profile's {@code kv-utilization} scorer tells endpoints apart not at all. */
   private static final double DEFAULT_KV_KNEE = 0.5;
 
+  /** The default profile's {@code queue-depth} weight of a request sent since the last scrape (see the scorer). */
+  private static final double DEFAULT_SINCE_SCRAPE_WEIGHT = 0.25;
+
   private final Fleet fleet;
   private final CacheIndex cacheIndex;
   private final Tokenizer tokenizer;
@@ -118,13 +121,14 @@ public final class Router implements AutoCloseable {
     if (b.scorers.isEmpty()) {
       // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other
       // prefixes there; prefix overlap prices the duplication. A light queue term pushes back against one server
-      // collecting more than its share. KV headroom counts only above half-full caches: below, it only added noise
+      // collecting more than its share; it trusts the queue a server reports over the router's own sends since,
+      // which the TTFT prediction already counts and which, counted in full, bunched unique prompts. KV headroom counts only above half-full caches: below, it only added noise
       // to the prediction on prompts that share nothing. Once every candidate is saturated, prefix overlap counts
       // five times over: a miss then also delays all the requests queued behind it, and with the even weight an
       // overloaded fleet slid into misses and lost most of its goodput (docs/BENCHMARKS.md has the measurements).
       this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
-          new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(), new QueueDepthScorer(),
-          new PrefixUnderSaturationScorer()};
+          new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(),
+          new QueueDepthScorer(DEFAULT_SINCE_SCRAPE_WEIGHT), new PrefixUnderSaturationScorer()};
       this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3, 4.0};
     } else {
       this.scorers = b.scorers.toArray(new Scorer[0]);
@@ -559,7 +563,8 @@ public final class Router implements AutoCloseable {
     /**
      * Adds a scorer with a weight. The first call replaces the default profile ({@code predicted-ttft} 1,
      * {@code prefix-overlap} 1, {@code kv-utilization} 0.5 with knee 0.5, {@code session-affinity} 1,
-     * {@code queue-depth} 0.3, {@code prefix-under-saturation} 4).
+     * {@code queue-depth} 0.3 with requests sent since the last scrape counted at 0.25, {@code
+     * prefix-under-saturation} 4).
      */
     public Builder scorer(Scorer scorer, double weight) {
       Objects.requireNonNull(scorer, "scorer");

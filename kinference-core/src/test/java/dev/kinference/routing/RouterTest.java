@@ -427,6 +427,33 @@ class RouterTest {
   }
 
   @Test
+  void theDefaultQueueTermTrustsAReportedQueueOverARequestSentSinceTheScrape() {
+    // Regression: counting every request sent since the scrape as queued made a server that had just been sent one
+    // score as low as a server that reported one waiting, which bunched closed-loop arrivals (docs/BENCHMARKS.md).
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).build()))
+        .containsExactly(0.0, 0.75, 1.0);
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(0.25), 1).build()))
+        .containsExactly(0.0, 0.75, 1.0);
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(), 1).build()))
+        .containsExactly(0.0, 0.0, 1.0);
+    assertThatThrownBy(() -> new QueueDepthScorer(1.5)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("sinceScrapeWeight");
+  }
+
+  /** The queue-depth scores of e0 (one reported waiting), e1 (none reported, one sent since) and e2 (neither). */
+  private double[] queueScoresWithOneReportedAndOneSentSince(Router router) {
+    state(router, "e0").updateMetrics(EndpointMetrics.of(1, 0, 0.1, clock.get()));
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
+    state(router, "e2").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
+    state(router, "e1").onDispatched(100);
+    Map<String, Double> scores = new HashMap<>();
+    for (CandidateScore c : router.route(chat("s", "q")).breakdown()) {
+      scores.put(c.endpoint().id(), c.scores().get("queue-depth"));
+    }
+    return new double[] {scores.get("e0"), scores.get("e1"), scores.get("e2")};
+  }
+
+  @Test
   void namedScorersAreFoundThroughServiceLoader() {
     Router router = builder(2).scorer("prefix-overlap", 3).scorer("queue-depth", 2).scorer("kv-utilization", 2)
         .build();

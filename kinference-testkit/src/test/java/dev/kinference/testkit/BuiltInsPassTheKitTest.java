@@ -52,6 +52,14 @@ class BuiltInsPassTheKitTest {
   }
 
   @Nested
+  class QueueDepthTrustingTheScrape extends ScorerContract {
+    @Override
+    protected Scorer createScorer() {
+      return new QueueDepthScorer(0.25);
+    }
+  }
+
+  @Nested
   class KvUtilization extends ScorerContract {
     @Override
     protected Scorer createScorer() {
