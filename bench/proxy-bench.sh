@@ -225,7 +225,7 @@ if [[ " $PHASES " == *" throughput "* ]]; then
   median() { python3 -c "import statistics,sys; print(statistics.median([float(x) for x in sys.argv[1:]]))" "$@"; }
   # Warm up: JIT compilation of the gateway and the simulators (the machine may be shared and slow).
   for target in gateway nginx direct gateway; do run_wrk "$(url_of $target)" 32 0 >/dev/null; done
-  echo "## Peak (closed loop, wrk -t2, ${DURATION}s per run, median of $REPS interleaved runs)" >>"$REPORT"
+  echo "## Peak (closed loop, wrk -t$WRK_THREADS, ${DURATION}s per run, median of $REPS interleaved runs)" >>"$REPORT"
   echo >>"$REPORT"
   echo "| path | connections | requests/s | p50 ms | p99 ms | errors |" >>"$REPORT"
   echo "|---|---|---|---|---|---|" >>"$REPORT"
@@ -258,6 +258,8 @@ if [[ " $PHASES " == *" throughput "* ]]; then
   echo "|---|---|---|---|---|---|---|---|" >>"$REPORT"
   for share in 25 50 75; do
     rate=$(( PEAK[gateway] * share / 100 ))
+    # rate 0 would make the paced runs closed loop
+    if [ "$rate" -le 0 ]; then echo "no gateway peak measured; see $WORK/gateway.log" >&2; exit 1; fi
     # One p99 of one 10 s run moves by milliseconds on a shared machine: each path is run REPS times, interleaved
     # with the others, and the medians are compared.
     declare -A PR P50 P99 PE

@@ -137,7 +137,7 @@ public final class EndpointState {
     EndpointMetrics m = metrics;
     return m == null
         ? sinceScrapeWeight * awaitingFirstToken.get()
-        : m.waiting() + sinceScrapeWeight * awaitingSinceScrape.get();
+        : m.waiting() + sinceScrapeWeight * Math.max(0, awaitingSinceScrape.get());
   }
 
   /** Running requests: the scraped count, or at least those of our own that are past their first token. */

@@ -1,10 +1,11 @@
 package dev.kinference.routing;
 
 /**
- * llm-d's queue scorer: {@code (maxQ - q) / (maxQ - minQ)} over the candidates, where q is the scraped waiting
- * count plus the requests the router sent since the scrape, each of those counted at a weight ({@link
- * dev.kinference.endpoint.EndpointState#estimatedWaiting(double)}). Immutable and thread-safe; writes the raw
- * values into {@code scores} before normalising them in place, so it allocates nothing.
+ * The queue scorer of llm-d's form, {@code (maxQ - q) / (maxQ - minQ)} over the candidates, where q is the scraped
+ * waiting count plus the requests the router sent since the scrape, each of those counted at a weight ({@link
+ * dev.kinference.endpoint.EndpointState#estimatedWaiting(double)}; llm-d reads the scraped count alone, weight 0).
+ * Immutable and thread-safe; writes the raw values into {@code scores} before normalising them in place, so it
+ * allocates nothing.
  */
 public final class QueueDepthScorer implements Scorer {
 
@@ -21,8 +22,8 @@ public final class QueueDepthScorer implements Scorer {
    * A scorer that counts a request sent since the last scrape as {@code sinceScrapeWeight} of a request the server
    * reported waiting. Min-max normalisation makes one request's difference the whole range, so at weight 1 a server
    * that was just sent a request (and most likely admitted it at its next step) scores as low as one that reported
-   * it queued; below 1 the reported queue decides and the router's own recent sends only break its ties. The
-   * router's TTFT prediction already counts those sends' prefill.
+   * it queued; at weight w one reported request outweighs up to {@code ceil(1 / w) - 1} sent since. The router's
+   * TTFT prediction already counts those sends' prefill.
    *
    * @throws IllegalArgumentException unless {@code 0 <= sinceScrapeWeight <= 1}
    */

@@ -119,13 +119,14 @@ public final class Router implements AutoCloseable {
     this.filters = b.filters != null ? b.filters.toArray(new Filter[0])
         : new Filter[] {new HealthyFilter(), new FreshMetricsFilter()};
     if (b.scorers.isEmpty()) {
-      // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other
-      // prefixes there; prefix overlap prices the duplication. A light queue term pushes back against one server
-      // collecting more than its share; it trusts the queue a server reports over the router's own sends since,
-      // which the TTFT prediction already counts and which, counted in full, bunched unique prompts. KV headroom counts only above half-full caches: below, it only added noise
-      // to the prediction on prompts that share nothing. Once every candidate is saturated, prefix overlap counts
-      // five times over: a miss then also delays all the requests queued behind it, and with the even weight an
-      // overloaded fleet slid into misses and lost most of its goodput (docs/BENCHMARKS.md has the measurements).
+      // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other prefixes
+      // there; prefix overlap prices the duplication. A light queue term pushes back against one server collecting
+      // more than its share; it trusts the queue a server reports over the router's own sends since, which the TTFT
+      // prediction already counts and which, counted in full, bunched unique prompts. KV headroom counts only above
+      // half-full caches: below, it only added noise to the prediction on prompts that share nothing. Once every
+      // candidate is saturated, prefix overlap counts five times over: a miss then also delays all the requests queued
+      // behind it, and with the even weight an overloaded fleet slid into misses and lost most of its goodput
+      // (docs/BENCHMARKS.md has the measurements).
       this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
           new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(),
           new QueueDepthScorer(DEFAULT_SINCE_SCRAPE_WEIGHT), new PrefixUnderSaturationScorer()};

@@ -35,8 +35,9 @@
  * replaces the load feedback that per-server learning used to give by accident. It trusts the queue a server
  * reports over the router's own sends since the scrape: most of those are admitted at the server's next step, the
  * TTFT prediction already counts their prefill, and counted in full they made each server that had just been sent
- * a request look queued, bunching closed-loop arrivals (5% of goodput on unique prompts). Once the whole fleet is saturated
- * a miss's prefill also delays every request queued behind it, which one request's predicted TTFT does not count;
+ * a request look queued, bunching closed-loop arrivals (5% of goodput on unique prompts). Once the whole fleet is
+ * saturated a miss's prefill also delays every request queued behind it, which one request's predicted TTFT does
+ * not count;
  * there cache hits weigh five times as much (see docs/BENCHMARKS.md).
  */
 @NullMarked

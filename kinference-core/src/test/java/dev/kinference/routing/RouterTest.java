@@ -416,10 +416,7 @@ class RouterTest {
     state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.2, clock.get()));
     state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.5, clock.get()));
     state(router, "e2").updateMetrics(EndpointMetrics.of(0, 0, 0.9, clock.get()));
-    Map<String, Double> scores = new HashMap<>();
-    for (CandidateScore c : router.route(chat("s", "q")).breakdown()) {
-      scores.put(c.endpoint().id(), c.scores().get("kv-utilization"));
-    }
+    Map<String, Double> scores = scoresOf(router.route(chat("s", "q")), "kv-utilization");
     assertThat(scores).containsEntry("e0", 1.0).containsEntry("e1", 1.0);
     assertThat(scores.get("e2")).isCloseTo(0.2, within(1e-9));
     assertThatThrownBy(() -> new KvUtilizationScorer(1)).isInstanceOf(IllegalArgumentException.class)
@@ -438,6 +435,16 @@ class RouterTest {
         .containsExactly(0.0, 0.0, 1.0);
     assertThatThrownBy(() -> new QueueDepthScorer(1.5)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sinceScrapeWeight");
+    assertThatThrownBy(() -> new QueueDepthScorer(Double.NaN)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /** Each ranked endpoint's score from the scorer named {@code scorer}. */
+  private static Map<String, Double> scoresOf(RoutingDecision decision, String scorer) {
+    Map<String, Double> scores = new HashMap<>();
+    for (CandidateScore c : decision.breakdown()) {
+      scores.put(c.endpoint().id(), c.scores().get(scorer));
+    }
+    return scores;
   }
 
   /** The queue-depth scores of e0 (one reported waiting), e1 (none reported, one sent since) and e2 (neither). */
@@ -446,10 +453,7 @@ class RouterTest {
     state(router, "e1").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
     state(router, "e2").updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
     state(router, "e1").onDispatched(100);
-    Map<String, Double> scores = new HashMap<>();
-    for (CandidateScore c : router.route(chat("s", "q")).breakdown()) {
-      scores.put(c.endpoint().id(), c.scores().get("queue-depth"));
-    }
+    Map<String, Double> scores = scoresOf(router.route(chat("s", "q")), "queue-depth");
     return new double[] {scores.get("e0"), scores.get("e1"), scores.get("e2")};
   }
 
