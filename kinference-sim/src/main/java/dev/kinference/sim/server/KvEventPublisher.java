@@ -61,6 +61,7 @@ final class KvEventPublisher implements AutoCloseable {
   private final Thread thread;
   private final java.util.concurrent.atomic.AtomicLong subscriptions = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
+  private final Thread.UncaughtExceptionHandler zeroMqThreadFailures = this::onZeroMqThreadFailure;
 
   // owned by the publisher thread
   private final ArrayDeque<Batch> buffered = new ArrayDeque<>();
@@ -79,6 +80,9 @@ final class KvEventPublisher implements AutoCloseable {
     this.bufferSteps = bufferSteps;
     this.replayWithTopic = replayWithTopic;
     this.context = new ZContext(1);
+    // JeroMQ's I/O thread can fail while the context terminates (a term acknowledgement sent to a mailbox that has
+    // just closed); the JVM's default handler would print that on stderr, in the middle of `kinference demo`'s table.
+    context.setUncaughtExceptionHandler(zeroMqThreadFailures);
     try {
       // XPUB rather than PUB: the same wire protocol for subscribers, but it hands us their subscriptions, so a test
       // can wait until one took effect instead of sleeping past ZeroMQ's slow-joiner window.
@@ -157,6 +161,19 @@ final class KvEventPublisher implements AutoCloseable {
   /** The sequence number the next batch will get. */
   long nextSequence() {
     return nextSequence.get();
+  }
+
+  /** What becomes of a failure in one of the context's own threads: expected while closing, a warning before. */
+  void onZeroMqThreadFailure(Thread thread, Throwable failure) {
+    if (closed) {
+      log.debug("ZeroMQ thread {} failed while the publisher closed", thread.getName(), failure);
+    } else {
+      log.warn("ZeroMQ thread {} failed", thread.getName(), failure);
+    }
+  }
+
+  Thread.UncaughtExceptionHandler zeroMqThreadFailureHandler() {
+    return context.getUncaughtExceptionHandler();
   }
 
   long sentLive() {

@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kinference.prompt.ApproximateTokenizer;
 import dev.kinference.request.InferenceRequest;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.math.BigInteger;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
+import zmq.ZError;
 
 /** The KV-event stream as raw ZMQ frames, read with a JeroMQ SUB (live) and DEALER (replay) socket. */
 class KvEventsZmqTest {
@@ -305,5 +309,28 @@ class KvEventsZmqTest {
     Map<Object, Object> e = (Map<Object, Object>) ((List<Object>) ((List<Object>) Msgpack.decode(f.payload()))
         .get(1)).get(0);
     return ((List<Object>) e.get("block_hashes")).get(0);
+  }
+
+  @Test
+  void aZeroMqThreadFailingWhileThePublisherClosesIsLoggedNotPrinted() {
+    // Regression: `kinference demo` sometimes ended with a JeroMQ stack trace on stderr (an I/O thread's term
+    // acknowledgement sent to a mailbox that had just closed, while the simulated servers shut down).
+    KvEventPublisher publisher = new KvEventPublisher("127.0.0.1", 0, 0, "kv", 1_000, 16, false, "regression");
+    Thread.UncaughtExceptionHandler handler = publisher.zeroMqThreadFailureHandler();
+    PrintStream stderr = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      handler.uncaughtException(new Thread("iothread-2"), new ZError.IOException(new ClosedChannelException()));
+      String whileOpen = captured.toString(StandardCharsets.UTF_8);
+      captured.reset();
+      publisher.close();
+      handler.uncaughtException(new Thread("iothread-2"), new ZError.IOException(new ClosedChannelException()));
+      assertThat(whileOpen).contains("ZeroMQ thread iothread-2 failed");
+      assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("iothread-2");
+    } finally {
+      System.setErr(stderr);
+      publisher.close();
+    }
   }
 }
