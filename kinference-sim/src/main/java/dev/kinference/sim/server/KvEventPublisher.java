@@ -81,7 +81,7 @@ final class KvEventPublisher implements AutoCloseable {
     this.replayWithTopic = replayWithTopic;
     this.context = new ZContext(1);
     // JeroMQ's I/O thread can fail while the context terminates (a term acknowledgement sent to a mailbox that has
-    // just closed); the JVM's default handler would print that on stderr, in the middle of `kinference demo`'s table.
+    // just closed); the default handler printed that on stderr, at the end of `kinference demo`'s output.
     context.setUncaughtExceptionHandler(zeroMqThreadFailures);
     try {
       // XPUB rather than PUB: the same wire protocol for subscribers, but it hands us their subscriptions, so a test
