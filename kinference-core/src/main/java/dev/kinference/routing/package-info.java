@@ -20,7 +20,8 @@
  * </ol>
  *
  * <p>The default profile is {@code predicted-ttft} (weight 1), {@code prefix-overlap} (weight 1),
- * {@code kv-utilization} with a knee at half-full caches (weight 0.5), {@code session-affinity} (weight 1),
+ * {@code kv-utilization} with a knee at half-full caches (weight 0.5), {@code session-affinity} (weight 1; a
+ * session's first request scores KV headroom instead),
  * {@code queue-depth} (weight 0.3; a request sent since the last scrape counts a quarter of one the server reported
  * waiting) and {@code prefix-under-saturation} (weight 4: prefix overlap again, counted only
  * while every candidate is saturated),
@@ -38,7 +39,9 @@
  * a request look queued, bunching closed-loop arrivals (5% of goodput on unique prompts). Once the whole fleet is
  * saturated a miss's prefill also delays every request queued behind it, which one request's predicted TTFT does
  * not count;
- * there cache hits weigh five times as much (see docs/BENCHMARKS.md).
+ * there cache hits weigh five times as much. A conversation's history grows on the server of its first turn, so
+ * session affinity places that turn by KV headroom over the whole range, not only above the knee: placed by its TTFT
+ * alone, conversations piled onto one server's cache (see docs/BENCHMARKS.md).
  */
 @NullMarked
 package dev.kinference.routing;

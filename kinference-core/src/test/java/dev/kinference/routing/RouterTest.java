@@ -342,6 +342,33 @@ class RouterTest {
   }
 
   @Test
+  void aNewConversationStartsOnTheEndpointWithTheMostKvHeadroom() {
+    // Regression: placed by its first turn's predicted TTFT alone, conversations piled their growing histories onto
+    // one server's cache while another's sat half empty, and the tenant mix fell behind llm-d (docs/BENCHMARKS.md).
+    Router router = builder(2).build();
+    state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.45, clock.get()));
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 20, 0.05, clock.get()));
+    String question = words(5, 4000);
+
+    RoutingDecision anonymous = router.preview(chat("s", question));
+    assertThat(anonymous.endpoint().id()).isEqualTo("e0");
+    assertThat(scoresOf(anonymous, "session-affinity")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
+
+    RoutingDecision opening = router.route(InferenceRequest.builder(MODEL).system("s").user(question)
+        .sessionId("conv-1").build());
+    assertThat(opening.endpoint().id()).isEqualTo("e1");
+    Map<String, Double> headroom = scoresOf(opening, "session-affinity");
+    assertThat(headroom.get("e0")).isCloseTo(0.55, within(1e-9));
+    assertThat(headroom.get("e1")).isCloseTo(0.95, within(1e-9));
+    opening.reportFinished(Usage.UNKNOWN);
+
+    state(router, "e1").updateMetrics(EndpointMetrics.of(0, 20, 0.6, clock.get()));
+    RoutingDecision next = router.preview(InferenceRequest.builder(MODEL).system("s").user("and then?")
+        .sessionId("conv-1").build());
+    assertThat(scoresOf(next, "session-affinity")).containsEntry("e0", 0.0).containsEntry("e1", 1.0);
+  }
+
+  @Test
   void aPolicyCanRejectRewriteRestrictAndAddFallbacks() {
     List<Endpoint> fleet = new ArrayList<>(endpoints(2));
     fleet.add(Endpoint.of("small-0", "http://127.0.0.1:9100", "qwen3-0.6b").withLabel("pool", "small"));

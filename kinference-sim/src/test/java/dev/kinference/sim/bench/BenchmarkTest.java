@@ -56,6 +56,19 @@ class BenchmarkTest {
   }
 
   @Test
+  void ourRouterWithTheApproximateIndexIsNotAComparisonRouterOfTheTargets() {
+    // The issue compares our router with every comparison router; kinference-approx is ours, and a 0.5% gap to it
+    // on multi-turn was reported as a missed target.
+    Benchmark.Scenario s = tiny().withWorkloads(List.of("unique"))
+        .withRouters(List.of(Routers.OURS, Routers.OURS_APPROX, Routers.RANDOM))
+        .withLoads(List.of(new LoadPattern.ClosedLoop(2)));
+    List<String> checked = Targets.evaluate(Benchmark.run(s, Benchmark.Progress.NONE, 1)).stream()
+        .map(Targets.Check::name).toList();
+    assertThat(checked).contains("unique: peak goodput vs random")
+        .noneMatch(name -> name.contains(Routers.OURS_APPROX));
+  }
+
+  @Test
   void theResultDoesNotDependOnTheThreadCount() {
     Benchmark.Scenario s = tiny().withWorkloads(List.of("shared-prefix"))
         .withRouters(List.of(Routers.OURS, Routers.RANDOM));
