@@ -19,18 +19,20 @@ public final class Scenarios {
 
   /** The default seed of every scenario. */
   public static final long SEED = 20_250_611L;
+  /** The name of Kinference's experiment, the scenario the targets against random are set for. */
+  public static final String KINFERENCE_PAPER = "kinference-paper";
 
   private Scenarios() {}
 
   /** The scenario names {@link #named} knows. */
   public static List<String> names() {
-    return List.of("kinference-paper", "llm-d", "smoke");
+    return List.of(KINFERENCE_PAPER, "llm-d", "smoke");
   }
 
   /** A scenario by name. */
   public static Benchmark.Scenario named(String name) {
     return switch (name) {
-      case "kinference-paper" -> kinferencePaper();
+      case KINFERENCE_PAPER -> kinferencePaper();
       case "llm-d" -> llmd();
       case "smoke" -> smoke();
       default -> throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + names());
@@ -52,7 +54,7 @@ public final class Scenarios {
     EngineSpec engine = EngineSpec.of(GpuSpec.L40S, ModelSpec.QWEN3_5_27B_FP8, 1);
     String model = engine.servedModelName();
     List<LoadPattern> sweep = closedLoop(1, 2, 4, 8, 16, 32, 64);
-    return new Benchmark.Scenario("kinference-paper",
+    return new Benchmark.Scenario(KINFERENCE_PAPER,
         "Kinference's experiment shape: 3 vLLM servers on one L40S each, Qwen3.5-27B (FP8), closed-loop "
             + "concurrency sweep; SLO TTFT <= 1 s",
         VirtualFleet.Settings.of(3, engine, SEED),

@@ -24,8 +24,8 @@ public final class Targets {
   private Targets() {}
 
   /**
-   * The targets against random, least-request, every comparison router (not our own router with the approximate
-   * index) and the oracle, where present.
+   * The targets against every comparison router (not our own router with the approximate index) and the oracle,
+   * where present, and, on the Kinference-paper scenario whose targets they are, against random and least-request.
    */
   public static List<Check> evaluate(BenchmarkResult result) {
     List<Check> checks = new ArrayList<>();
@@ -34,11 +34,14 @@ public final class Targets {
     if (!routers.contains(ours)) {
       return checks;
     }
+    // The issue sets the ratios to random and the unique-prompt tail for Kinference's experiment only: on llm-d's,
+    // random's best point comes before its collapse and the ratio of peaks says little (docs/BENCHMARKS.md).
+    boolean kinferencePaper = result.scenario().name().equals(Scenarios.KINFERENCE_PAPER);
     for (String w : result.workloads()) {
       boolean shared = w.startsWith("shared-prefix");
       boolean multi = w.startsWith("multi-turn");
       boolean unique = w.startsWith("unique");
-      if (routers.contains(Routers.RANDOM) && (shared || multi)) {
+      if (kinferencePaper && routers.contains(Routers.RANDOM) && (shared || multi)) {
         double reduction = 1 - result.pooledTtftSeconds(w, ours, 50) / result.pooledTtftSeconds(w, Routers.RANDOM, 50);
         double wanted = shared ? 0.95 : 0.65;
         checks.add(new Check(w + ": median TTFT vs random", pct(reduction) + " lower", ">= " + pct(wanted) + " lower",
@@ -48,7 +51,7 @@ public final class Targets {
         checks.add(new Check(w + ": peak goodput vs random", times(ratio), ">= " + times(wantedRatio),
             ratio >= wantedRatio));
       }
-      if (unique && routers.contains(Routers.LEAST_REQUEST)) {
+      if (kinferencePaper && unique && routers.contains(Routers.LEAST_REQUEST)) {
         double o = result.pooledTtftSeconds(w, ours, 95);
         double lr = result.pooledTtftSeconds(w, Routers.LEAST_REQUEST, 95);
         checks.add(new Check(w + ": p95 TTFT vs least-request", secs(o) + " vs " + secs(lr), "no worse",
