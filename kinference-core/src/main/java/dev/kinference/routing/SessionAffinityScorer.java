@@ -2,16 +2,15 @@ package dev.kinference.routing;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.endpoint.EndpointState;
 import java.time.Duration;
 
 /**
  * Keeps a conversation where it started, and starts it where it has room to grow. A request of a known session
- * scores 1 on the endpoint its session last went to, while that endpoint is healthy and not saturated, and 0
- * elsewhere. A request opening a session scores each endpoint's KV headroom, {@code 1 - kv_cache_usage_perc} as
- * scraped (1 when unknown): its history will accumulate wherever it lands. A request without a session id, or of a
- * session whose endpoint is saturated or gone, scores 0 everywhere (neutral).
+ * scores 1 on the endpoint its session last went to and 0 elsewhere; if that endpoint is saturated, all score 0
+ * (neutral). A request opening a session, or of a session whose endpoint is no longer a candidate, scores each
+ * endpoint's KV headroom, {@code 1 - kv_cache_usage_perc} as scraped, clamped to [0, 1] (1 when unknown): its
+ * history will accumulate wherever it lands. A request without a session id scores 0 everywhere.
  *
  * <p>Sessions are remembered for 30 minutes after last use, at most 1,000,000 of them. Thread-safe.
  */
@@ -48,24 +47,22 @@ public final class SessionAffinityScorer implements Scorer {
       return;
     }
     String endpointId = sessions.getIfPresent(session);
-    if (endpointId == null) {
-      // A conversation's history stays on the endpoint of its first turn; placed by the first turn's TTFT alone,
-      // conversations piled onto one endpoint's cache while another's sat half empty (docs/BENCHMARKS.md, tenant mix).
+    if (endpointId != null) {
       for (int i = 0; i < n; i++) {
-        EndpointMetrics m = context.candidate(i).metrics();
-        double usage = m == null || Double.isNaN(m.kvUsage()) ? 0 : Math.max(0, Math.min(1, m.kvUsage()));
-        scores[i] = 1 - usage;
-      }
-      return;
-    }
-    for (int i = 0; i < n; i++) {
-      EndpointState e = context.candidate(i);
-      if (e.id().equals(endpointId)) {
-        if (!context.saturation().isSaturated(e, context.nowNanos())) {
-          scores[i] = 1.0;
+        EndpointState e = context.candidate(i);
+        if (e.id().equals(endpointId)) {
+          if (!context.saturation().isSaturated(e, context.nowNanos())) {
+            scores[i] = 1.0;
+          }
+          return;
         }
-        return;
       }
+    }
+    // A new session, or one whose endpoint (and with it the history) is out of reach: its history will grow on the
+    // endpoint this request lands on. Placed by the first turn's TTFT alone, conversations piled onto one endpoint's
+    // cache while another's sat half empty (docs/BENCHMARKS.md, tenant mix).
+    for (int i = 0; i < n; i++) {
+      scores[i] = 1 - KvUtilizationScorer.usage(context.candidate(i));
     }
   }
 

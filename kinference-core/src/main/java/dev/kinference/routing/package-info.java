@@ -31,7 +31,7 @@
  * cache, predicted TTFT alone lost 20-35% of goodput to cache-aware routers in the simulator's benchmark); KV
  * headroom steers away from caches close to full, where requests wait for memory and servers preempt. Below half-full
  * it scores every endpoint alike: there llm-d's linear {@code 1 - usage} only added noise to the prediction and cost
- * unique prompts 4% of goodput. The prefill rate behind the TTFT prediction is learned
+ * unique prompts 4% of goodput (a session's first request is the exception, below). The prefill rate behind the TTFT prediction is learned
  * once per model and hardware, not per server, and only from requests that found no queue; the queue term, light,
  * replaces the load feedback that per-server learning used to give by accident. It trusts the queue a server
  * reports over the router's own sends since the scrape: most of those are admitted at the server's next step, the

@@ -363,9 +363,22 @@ class RouterTest {
     opening.reportFinished(Usage.UNKNOWN);
 
     state(router, "e1").updateMetrics(EndpointMetrics.of(0, 20, 0.6, clock.get()));
-    RoutingDecision next = router.preview(InferenceRequest.builder(MODEL).system("s").user("and then?")
-        .sessionId("conv-1").build());
-    assertThat(scoresOf(next, "session-affinity")).containsEntry("e0", 0.0).containsEntry("e1", 1.0);
+    InferenceRequest secondTurn = InferenceRequest.builder(MODEL).system("s").user("and then?").sessionId("conv-1")
+        .build();
+    assertThat(scoresOf(router.preview(secondTurn), "session-affinity"))
+        .containsEntry("e0", 0.0).containsEntry("e1", 1.0);
+
+    state(router, "e1").updateHealth(Health.UNHEALTHY, "connection refused");
+    assertThat(scoresOf(router.preview(secondTurn), "session-affinity").get("e0")).isCloseTo(0.55, within(1e-9));
+  }
+
+  @Test
+  void aNewConversationCountsAnEndpointWithoutMetricsAsHavingRoom() {
+    Router router = builder(2).build();
+    state(router, "e0").updateMetrics(EndpointMetrics.of(0, 0, 0.3, clock.get()));
+    RoutingDecision d = router.preview(InferenceRequest.builder(MODEL).user("hi").sessionId("conv-2").build());
+    assertThat(scoresOf(d, "session-affinity").get("e0")).isCloseTo(0.7, within(1e-9));
+    assertThat(scoresOf(d, "session-affinity")).containsEntry("e1", 1.0);
   }
 
   @Test

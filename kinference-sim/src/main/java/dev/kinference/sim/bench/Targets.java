@@ -24,8 +24,9 @@ public final class Targets {
   private Targets() {}
 
   /**
-   * The targets against every comparison router (not our own router with the approximate index) and the oracle,
-   * where present, and, on the Kinference-paper scenario whose targets they are, against random and least-request.
+   * The targets, for the routers present: goodput against every comparison router (not our own router with the
+   * approximate index) and hit rate against the oracle; on the Kinference-paper scenario only, whose targets they
+   * are, also the ratios to random and the unique-prompt p95 TTFT against least-request's.
    */
   public static List<Check> evaluate(BenchmarkResult result) {
     List<Check> checks = new ArrayList<>();

@@ -61,7 +61,7 @@ class BenchmarkTest {
     // on multi-turn was reported as a missed target.
     List<String> checked = targetNames(tiny().withWorkloads(List.of("unique"))
         .withRouters(List.of(Routers.OURS, Routers.OURS_APPROX, Routers.RANDOM)));
-    assertThat(checked).contains("unique: peak goodput vs random")
+    assertThat(checked).contains("unique: peak goodput vs random [at least equal]")
         .noneMatch(name -> name.contains(Routers.OURS_APPROX));
   }
 
@@ -70,17 +70,20 @@ class BenchmarkTest {
     List<String> workloads = List.of("shared-prefix", "unique");
     List<String> routers = List.of(Routers.OURS, Routers.RANDOM, Routers.LEAST_REQUEST);
     List<String> smoke = targetNames(tiny().withWorkloads(workloads).withRouters(routers));
-    assertThat(smoke).contains("shared-prefix: peak goodput vs random", "unique: peak goodput vs least-request")
-        .doesNotContain("shared-prefix: median TTFT vs random", "unique: p95 TTFT vs least-request");
+    assertThat(smoke).contains("shared-prefix: peak goodput vs random [at least equal]")
+        .doesNotContain("shared-prefix: median TTFT vs random [>= 95.0% lower]",
+            "shared-prefix: peak goodput vs random [>= 10.00x]", "unique: p95 TTFT vs least-request [no worse]");
     List<String> paper = targetNames(Scenarios.kinferencePaper().withWorkloads(workloads).withRouters(routers)
         .withWindow(new VirtualFleet.Window(Duration.ofSeconds(3), Duration.ofSeconds(8), Duration.ofSeconds(30))));
-    assertThat(paper).contains("shared-prefix: median TTFT vs random", "shared-prefix: peak goodput vs random",
-        "unique: p95 TTFT vs least-request");
+    assertThat(paper).contains("shared-prefix: median TTFT vs random [>= 95.0% lower]",
+        "shared-prefix: peak goodput vs random [>= 10.00x]", "unique: p95 TTFT vs least-request [no worse]",
+        "shared-prefix: peak goodput vs random [at least equal]");
   }
 
+  /** Each target checked, as "name [target]". */
   private static List<String> targetNames(Benchmark.Scenario scenario) {
     return Targets.evaluate(Benchmark.run(scenario.withLoads(List.of(new LoadPattern.ClosedLoop(2))),
-        Benchmark.Progress.NONE, 1)).stream().map(Targets.Check::name).toList();
+        Benchmark.Progress.NONE, 1)).stream().map(c -> c.name() + " [" + c.target() + "]").toList();
   }
 
   @Test
