@@ -24,7 +24,8 @@ import picocli.CommandLine.Option;
             + "with charts, and says where.",
         "",
         "Scenarios: kinference-paper (3x L40S, ~27B FP8; shared-prefix, multi-turn, unique; concurrency 1-64), "
-            + "llm-d (llm-d's precise-prefix experiment scaled 1/4), smoke (small and fast).",
+            + "llm-d (llm-d's precise-prefix experiment: 8 servers of 2x H100, Qwen3-32B, Poisson 3-60 QPS), "
+            + "smoke (small and fast).",
         ""})
 public final class BenchCommand implements Callable<Integer> {
 
