@@ -124,8 +124,7 @@ public final class EndpointState {
 
   /** Queue length: the scraped waiting count plus what was sent since, or the own count if never scraped. */
   public int estimatedWaiting() {
-    EndpointMetrics m = metrics;
-    return m == null ? awaitingFirstToken.get() : m.waiting() + awaitingSinceScrape.get();
+    return (int) estimatedWaiting(1);
   }
 
   /**
@@ -138,6 +137,12 @@ public final class EndpointState {
     return m == null
         ? sinceScrapeWeight * awaitingFirstToken.get()
         : m.waiting() + sinceScrapeWeight * Math.max(0, awaitingSinceScrape.get());
+  }
+
+  /** The scraped {@code kv_cache_usage_perc} clamped to [0, 1]; 0 when not scraped or not reported. */
+  public double kvUsage() {
+    EndpointMetrics m = metrics;
+    return m == null || Double.isNaN(m.kvUsage()) ? 0 : Math.max(0, Math.min(1, m.kvUsage()));
   }
 
   /** Running requests: the scraped count, or at least those of our own that are past their first token. */

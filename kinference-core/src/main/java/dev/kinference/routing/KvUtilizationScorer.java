@@ -1,8 +1,5 @@
 package dev.kinference.routing;
 
-import dev.kinference.endpoint.EndpointMetrics;
-import dev.kinference.endpoint.EndpointState;
-
 /**
  * KV-cache headroom: {@code 1 - max(0, usage - knee) / (1 - knee)} of the scraped {@code kv_cache_usage_perc}, so
  * every endpoint below the knee scores 1 and the score falls to 0 at a full cache; 1 when unknown. With knee 0 (the
@@ -40,13 +37,7 @@ public final class KvUtilizationScorer implements Scorer {
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
     for (int i = 0; i < n; i++) {
-      scores[i] = 1 - Math.max(0, usage(context.candidate(i)) - knee) / (1 - knee);
+      scores[i] = 1 - Math.max(0, context.candidate(i).kvUsage() - knee) / (1 - knee);
     }
-  }
-
-  /** The endpoint's scraped KV-cache usage clamped to [0, 1], 0 when unknown. */
-  static double usage(EndpointState endpoint) {
-    EndpointMetrics m = endpoint.metrics();
-    return m == null || Double.isNaN(m.kvUsage()) ? 0 : Math.max(0, Math.min(1, m.kvUsage()));
   }
 }

@@ -62,7 +62,7 @@ public final class SessionAffinityScorer implements Scorer {
     // endpoint this request lands on. Placed by the first turn's TTFT alone, conversations piled onto one endpoint's
     // cache while another's sat half empty (docs/BENCHMARKS.md, tenant mix).
     for (int i = 0; i < n; i++) {
-      scores[i] = 1 - KvUtilizationScorer.usage(context.candidate(i));
+      scores[i] = 1 - context.candidate(i).kvUsage();
     }
   }
 

@@ -574,7 +574,7 @@ final class Evaluation {
     if (ab.queueDepth() != null && s.estimatedWaiting() >= ab.queueDepth()) {
       return false;
     }
-    if (ab.kvUtilization() != null && PoolState.kvOf(s) >= ab.kvUtilization()) {
+    if (ab.kvUtilization() != null && s.kvUsage() >= ab.kvUtilization()) {
       return false;
     }
     if (ab.predictedTtftMs() != null) {

@@ -1,6 +1,5 @@
 package dev.kinference.policy.engine;
 
-import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Health;
 import dev.kinference.endpoint.Saturation;
@@ -42,7 +41,7 @@ record PoolState(int members, int available, boolean saturated, int queueDepth, 
         available++;
       }
       queue = Math.min(queue, s.estimatedWaiting());
-      kv = Math.min(kv, kvOf(s));
+      kv = Math.min(kv, s.kvUsage());
       ttftMs = Math.min(ttftMs, 1000 * ttft.predictSeconds(s, promptTokens, s.blockSize(pool.spec().blockSize())));
     }
     return new PoolState(members, available, available == 0, queue, kv, ttftMs);
@@ -72,12 +71,6 @@ record PoolState(int members, int available, boolean saturated, int queueDepth, 
       }
     }
     return pools.get(0);
-  }
-
-  /** KV usage, 0 when unknown. */
-  static double kvOf(EndpointState s) {
-    EndpointMetrics m = s.metrics();
-    return m == null || Double.isNaN(m.kvUsage()) ? 0 : m.kvUsage();
   }
 
   /** Whether a member is saturated by its pool's thresholds and concurrency cap. */

@@ -61,7 +61,6 @@ final class KvEventPublisher implements AutoCloseable {
   private final Thread thread;
   private final java.util.concurrent.atomic.AtomicLong subscriptions = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
-  private final Thread.UncaughtExceptionHandler zeroMqThreadFailures = this::onZeroMqThreadFailure;
 
   // owned by the publisher thread
   private final ArrayDeque<Batch> buffered = new ArrayDeque<>();
@@ -82,7 +81,7 @@ final class KvEventPublisher implements AutoCloseable {
     this.context = new ZContext(1);
     // JeroMQ's I/O thread can fail while the context terminates (a term acknowledgement sent to a mailbox that has
     // just closed); the default handler printed that on stderr, at the end of `kinference demo`'s output.
-    context.setUncaughtExceptionHandler(zeroMqThreadFailures);
+    context.setUncaughtExceptionHandler(this::onZeroMqThreadFailure);
     try {
       // XPUB rather than PUB: the same wire protocol for subscribers, but it hands us their subscriptions, so a test
       // can wait until one took effect instead of sleeping past ZeroMQ's slow-joiner window.
