@@ -6,6 +6,7 @@ import dev.kinference.sim.engine.Calibration;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -89,6 +90,18 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Runs in parallel (results do not depend on it; default: ${DEFAULT-VALUE}).")
   int threads = 1;
 
+  @Option(names = "--scrape-interval", paramLabel = "MS",
+      description = "How often the routers' metrics are scraped (default: the scenario's, 50 ms).")
+  @Nullable Long scrapeIntervalMs;
+
+  @Option(names = "--metrics-delay", paramLabel = "MS",
+      description = "How old a scrape is when a router gets it (default: the scenario's, 5 ms).")
+  @Nullable Long metricsDelayMs;
+
+  @Option(names = "--kv-event-delay", paramLabel = "MS",
+      description = "How late KV events reach the routers (default: the scenario's, 5 ms).")
+  @Nullable Long kvEventDelayMs;
+
   @Option(names = "--out", defaultValue = "kinference-bench", paramLabel = "DIR",
       description = "Directory for the reports (default: ${DEFAULT-VALUE}).")
   Path out = Path.of("kinference-bench");
@@ -110,13 +123,19 @@ public final class BenchCommand implements Callable<Integer> {
     }
     try {
       BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, routers, workloads, concurrency,
-          rates, warmup, duration, seed, threads, tenantMix, repeat, out);
+          rates, warmup, duration, seed, threads, tenantMix, repeat,
+          new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
+              millisOrNull(kvEventDelayMs)), out);
       plan.run(stdout, !noProgress);
       return 0;
     } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
       spec.commandLine().getErr().println("kinference bench: " + e.getMessage());
       return 2;
     }
+  }
+
+  private static @Nullable Duration millisOrNull(@Nullable Long millis) {
+    return millis == null ? null : Duration.ofMillis(millis);
   }
 
   /** Router names for the help text. */

@@ -30,6 +30,15 @@ class BenchCommandTest {
   }
 
   @Test
+  void theRoutersViewOfTheServersCanBeMadeStaler(@TempDir Path dir) {
+    CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "kinference-precise", "--workloads",
+        "unique", "--concurrency", "2", "--warmup", "1", "--duration", "3", "--scrape-interval", "500",
+        "--metrics-delay", "20", "--kv-event-delay", "250", "--no-progress", "--out", dir.toString());
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out()).contains("Router sees metrics every 500 ms (20 ms old), KV events after 250 ms");
+  }
+
+  @Test
   void badInputGetsAClearErrorAndExitCode(@TempDir Path dir) {
     CliRun unknown = CliRun.of("bench", "--scenario", "nope", "--out", dir.toString());
     assertThat(unknown.status()).isEqualTo(2);
@@ -37,5 +46,8 @@ class BenchCommandTest {
     CliRun missing = CliRun.of("bench", "--trace", dir.resolve("missing.jsonl").toString(), "--out", dir.toString());
     assertThat(missing.status()).isEqualTo(2);
     assertThat(missing.err()).contains("missing.jsonl");
+    CliRun noScrapes = CliRun.of("bench", "--scenario", "smoke", "--scrape-interval", "0", "--out", dir.toString());
+    assertThat(noScrapes.status()).isEqualTo(2);
+    assertThat(noScrapes.err()).contains("the scrape interval must be positive: 0 ms");
   }
 }

@@ -28,14 +28,48 @@ import org.jspecify.annotations.Nullable;
  * @param threads runs in parallel
  * @param withTenantMix add the tenant-mix workload (Kinference fleet only)
  * @param repeats runs of each point with consecutive seeds, merged
+ * @param view how stale the routers' view of the servers is, where it differs from the scenario's
  * @param outputDir where reports go
  */
 public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
-    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, Path outputDir) {
+    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, RouterViewOverride view,
+    Path outputDir) {
+
+  /**
+   * What the routers see of the servers, where it differs from the scenario's {@link VirtualFleet.Settings}: how
+   * often metrics are scraped, how old a scrape is when it arrives, and how late KV events arrive. Null keeps the
+   * scenario's.
+   */
+  public record RouterViewOverride(@Nullable Duration scrapeInterval, @Nullable Duration metricsDelay,
+      @Nullable Duration kvEventDelay) {
+
+    /** The scenario's view, unchanged. */
+    public static final RouterViewOverride NONE = new RouterViewOverride(null, null, null);
+
+    public RouterViewOverride {
+      if (scrapeInterval != null && !scrapeInterval.isPositive()) {
+        throw new IllegalArgumentException("the scrape interval must be positive: " + scrapeInterval.toMillis()
+            + " ms");
+      }
+      if ((metricsDelay != null && metricsDelay.isNegative()) || (kvEventDelay != null && kvEventDelay.isNegative())) {
+        throw new IllegalArgumentException("delays must not be negative");
+      }
+    }
+
+    VirtualFleet.Settings applyTo(VirtualFleet.Settings fleet) {
+      VirtualFleet.Settings f = fleet;
+      if (scrapeInterval != null || metricsDelay != null) {
+        f = f.withScrape(scrapeInterval != null ? scrapeInterval : f.scrapeInterval(),
+            metricsDelay != null ? metricsDelay : f.metricsDelay());
+      }
+      return kvEventDelay != null ? f.withKvEventDelay(kvEventDelay) : f;
+    }
+  }
 
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
+    Objects.requireNonNull(view, "view");
     Objects.requireNonNull(outputDir, "outputDir");
     routers = List.copyOf(routers);
     workloads = List.copyOf(workloads);
@@ -78,6 +112,9 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     }
     if (seed != null) {
       s = s.withFleet(s.fleet().withSeed(seed));
+    }
+    if (!view.equals(RouterViewOverride.NONE)) {
+      s = s.withFleet(view.applyTo(s.fleet()));
     }
     return s.withRepeats(repeats);
   }

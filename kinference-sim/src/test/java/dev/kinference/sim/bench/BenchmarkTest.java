@@ -103,13 +103,17 @@ class BenchmarkTest {
   @Test
   void thePlanAppliesItsOverridesAndRejectsNonsense(@TempDir Path dir) {
     BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, 3, List.of(Routers.OURS, Routers.RANDOM),
-        List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, 2, dir);
+        List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, 2,
+        new BenchmarkPlan.RouterViewOverride(Duration.ofMillis(200), null, Duration.ofMillis(40)), dir);
     Benchmark.Scenario s = plan.toScenario();
     assertThat(s.routers()).containsExactly(Routers.OURS, Routers.RANDOM);
     assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.loads())
         .containsExactly(new LoadPattern.ClosedLoop(3)));
     assertThat(s.window().measure()).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.fleet().seed()).isEqualTo(99);
+    assertThat(s.fleet().scrapeInterval()).isEqualTo(Duration.ofMillis(200));
+    assertThat(s.fleet().metricsDelay()).as("the scenario's").isEqualTo(Duration.ofMillis(5));
+    assertThat(s.fleet().kvEventDelay()).isEqualTo(Duration.ofMillis(40));
     assertThat(s.repeats()).isEqualTo(2);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     plan.run(new PrintStream(out, true, StandardCharsets.UTF_8), true);
@@ -117,11 +121,17 @@ class BenchmarkTest {
     assertThat(dir.resolve("smoke.html")).exists();
 
     assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, 3, List.of(), List.of(), List.of(), List.of(), -1, 0,
-        null, 1, false, 1, dir).toScenario()).hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
+        null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, dir).toScenario())
+        .hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of("magic"), List.of(), List.of(),
-        List.of(), -1, 0, null, 1, false, 1, dir).toScenario()).hasMessageContaining("unknown router");
+        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, dir).toScenario())
+        .hasMessageContaining("unknown router");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of(), List.of(), List.of(2), List.of(1.0),
-        -1, 0, null, 1, false, 1, dir)).hasMessageContaining("not both");
+        -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, dir)).hasMessageContaining("not both");
+    assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(Duration.ZERO, null, null))
+        .hasMessageContaining("scrape interval must be positive: 0 ms");
+    assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(null, null, Duration.ofMillis(-1)))
+        .hasMessageContaining("must not be negative");
   }
 
   @Test
