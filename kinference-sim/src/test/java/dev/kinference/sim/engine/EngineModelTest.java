@@ -169,6 +169,8 @@ class EngineModelTest {
   void metricsAndKvEventsAgreeWithTheBlockPoolAtEveryStep() {
     Map<Long, Integer> replica = new HashMap<>();
     List<String> problems = new ArrayList<>();
+    long[] admittedHitTokens = {0};
+    long[] steps = {0};
     SimEngine[] holder = new SimEngine[1];
     SimEngine engine = SimEngine.builder().gpu(GpuSpec.H100).model(ModelSpec.QWEN3_8B).numGpuBlocks(60)
         .maxNumBatchedTokens(128).maxNumSeqs(6).kvEventListener(batch -> {
@@ -200,6 +202,29 @@ class EngineModelTest {
           if (Math.abs(m.kvCacheUsage() - (1 - (double) pool.freeCount() / 59)) > 1e-12) {
             problems.add("usage disagrees");
           }
+          if (m.cachedBlocks() != pool.cachedBlockCount()) {
+            problems.add("cached-block gauge " + m.cachedBlocks() + " != pool " + pool.cachedBlockCount());
+          }
+        }).stepObserver(step -> {
+          // Every scheduled step, whether or not it changed the pool: the gauges are the scheduler's queues and the
+          // pool's free list, and the hit counter sums the pool's lookups at each admission (again after a
+          // preemption, as vLLM counts them).
+          admittedHitTokens[0] += step.cachedTokensOnAdmission().values().stream().mapToLong(Integer::longValue).sum();
+          steps[0]++;
+          EngineMetrics m = holder[0].metrics();
+          if (m.waiting() != step.waiting() || m.running() != step.running()) {
+            problems.add("queues " + m.waiting() + "/" + m.running() + " != scheduler " + step.waiting() + "/"
+                + step.running());
+          }
+          if (m.freeBlocks() != step.freeBlocks() || m.freeBlocks() != holder[0].pool().freeCount()) {
+            problems.add("free blocks " + m.freeBlocks() + " != pool " + holder[0].pool().freeCount());
+          }
+          if (Math.abs(m.kvCacheUsage() - (1 - (double) step.freeBlocks() / 59)) > 1e-12) {
+            problems.add("usage disagrees with the step's free blocks");
+          }
+          if (m.prefixCacheHits() != admittedHitTokens[0]) {
+            problems.add("hit counter " + m.prefixCacheHits() + " != pool hits at admission " + admittedHitTokens[0]);
+          }
         }).build();
     holder[0] = engine;
     Random random = new Random(42);
@@ -217,6 +242,7 @@ class EngineModelTest {
     }
     runToIdle(engine);
     assertThat(problems).isEmpty();
+    assertThat(steps[0]).isEqualTo(engine.metrics().steps());
     assertThat(outcomes).hasSize(300);
     assertThat(engine.metrics().requestSuccess().values().stream().mapToLong(Long::longValue).sum()).isEqualTo(300);
     assertThat(engine.metrics().ttft().count()).isEqualTo(300);
