@@ -2,14 +2,21 @@ package dev.kinference.sim.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kinference.sim.engine.FinishReason;
 import dev.kinference.sim.engine.GpuSpec;
 import dev.kinference.sim.engine.ModelSpec;
+import dev.kinference.sim.engine.RequestListener;
+import dev.kinference.sim.engine.RequestOutcome;
+import dev.kinference.sim.engine.SimRequest;
 import dev.kinference.sim.fleet.EngineSpec;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.ClientRequest;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.SharedPrefixWorkload;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class ComparisonRoutersTest {
@@ -60,6 +67,72 @@ class ComparisonRoutersTest {
     FleetRouter.Decision a = r.route(FakeView.request("a", "p"), 0);
     FleetRouter.Decision b = r.route(FakeView.request("b", "q"), 0);
     assertThat(b.server()).isNotEqualTo(a.server());
+  }
+
+  @Test
+  void randomSpreadsEvenlyAndRepeatsItselfForASeed() {
+    int[] first = servers(Routers.create(Routers.RANDOM, 7), 3, 3000);
+    assertThat(servers(Routers.create(Routers.RANDOM, 7), 3, 3000)).isEqualTo(first);
+    int[] perServer = new int[3];
+    for (int s : first) {
+      perServer[s]++;
+    }
+    assertThat(Arrays.stream(perServer).boxed().toList()).allSatisfy(n -> assertThat(n).isBetween(900, 1100));
+  }
+
+  @Test
+  void roundRobinCyclesThroughTheServers() {
+    assertThat(servers(Routers.create("round-robin", 1), 3, 7)).containsExactly(0, 1, 2, 0, 1, 2, 0);
+  }
+
+  @Test
+  void leastRequestSendsWhereFewestAreInFlightAndCountsFinishes() {
+    FleetRouter r = Routers.create(Routers.LEAST_REQUEST, 3);
+    r.start(new FakeView(3));
+    FleetRouter.Decision a = r.route(FakeView.request("a", "p"), 0);
+    FleetRouter.Decision b = r.route(FakeView.request("b", "p"), 0);
+    FleetRouter.Decision c = r.route(FakeView.request("c", "p"), 0);
+    assertThat(Set.of(a.server(), b.server(), c.server())).containsExactlyInAnyOrder(0, 1, 2);
+    b.onFinished(finished("b"), 0);
+    assertThat(r.route(FakeView.request("d", "p"), 0).server()).isEqualTo(b.server());
+  }
+
+  @Test
+  void powerOfTwoPicksTheLessLoadedOfItsTwoDraws() {
+    // with two servers both are drawn every time, so the less loaded one always wins
+    FleetRouter r = Routers.create("power-of-two", 5);
+    r.start(new FakeView(2));
+    int first = r.route(FakeView.request("a", "p"), 0).server();
+    assertThat(r.route(FakeView.request("b", "p"), 0).server()).isEqualTo(1 - first);
+    FleetRouter.Decision c = r.route(FakeView.request("c", "p"), 0);
+    assertThat(r.route(FakeView.request("d", "p"), 0).server()).isEqualTo(1 - c.server());
+  }
+
+  @Test
+  void theOracleSendsAPromptWhereItsPrefixIsTrulyCached() {
+    FakeView view = new FakeView(3);
+    ClientRequest earlier = FakeView.request("earlier", "a long shared system prompt, ".repeat(20) + "question one");
+    view.engine(2).submit(SimRequest.of("earlier", earlier.promptTokens(), 1), RequestListener.NONE);
+    view.engine(2).advanceTo(10_000_000_000L);
+    FleetRouter r = Routers.create(Routers.ORACLE, 1);
+    r.start(view);
+    for (int i = 0; i < 5; i++) {
+      ClientRequest next = FakeView.request("q" + i, "a long shared system prompt, ".repeat(20) + "question " + i);
+      assertThat(r.route(next, 0).server()).isEqualTo(2);
+    }
+  }
+
+  private static int[] servers(FleetRouter router, int servers, int requests) {
+    router.start(new FakeView(servers));
+    int[] chosen = new int[requests];
+    for (int i = 0; i < requests; i++) {
+      chosen[i] = router.route(FakeView.request("r" + i, "p"), 0).server();
+    }
+    return chosen;
+  }
+
+  private static RequestOutcome finished(String id) {
+    return new RequestOutcome(id, FinishReason.LENGTH, 1, 1, 0, 0, 1, 2, 0);
   }
 
   @Test
