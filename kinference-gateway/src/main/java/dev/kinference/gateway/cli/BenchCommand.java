@@ -3,6 +3,7 @@ package dev.kinference.gateway.cli;
 import dev.kinference.sim.bench.BenchmarkPlan;
 import dev.kinference.sim.bench.Routers;
 import dev.kinference.sim.engine.Calibration;
+import dev.kinference.sim.workload.SharedPrefixWorkload;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -90,6 +91,12 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Runs in parallel (results do not depend on it; default: ${DEFAULT-VALUE}).")
   int threads = 1;
 
+  @Option(names = "--shared-prefix", paramLabel = "G,U,S,Q,O",
+      description = "The shared-prefix workload's shape replacing the scenario's (the tenant mix's docs-bot too): "
+          + "groups, users per group, system prompt, question and output tokens, e.g. 16,6,18000,1000,100 "
+          + "(default: the scenario's; Kinference's is 48,6,6000,1000,100).")
+  @Nullable String sharedPrefix;
+
   @Option(names = "--scrape-interval", paramLabel = "MS",
       description = "How often the routers' metrics are scraped (default: the scenario's, 50 ms).")
   @Nullable Long scrapeIntervalMs;
@@ -125,7 +132,8 @@ public final class BenchCommand implements Callable<Integer> {
       BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, routers, workloads, concurrency,
           rates, warmup, duration, seed, threads, tenantMix, repeat,
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
-              millisOrNull(kvEventDelayMs)), out);
+              millisOrNull(kvEventDelayMs)),
+          sharedPrefix == null ? null : SharedPrefixWorkload.Shape.parse(sharedPrefix), out);
       plan.run(stdout, !noProgress);
       return 0;
     } catch (IllegalArgumentException | java.io.UncheckedIOException e) {

@@ -39,6 +39,19 @@ class BenchCommandTest {
   }
 
   @Test
+  void theSharedPrefixWorkloadCanBeReshaped(@TempDir Path dir) {
+    CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "random", "--workloads", "shared-prefix",
+        "--shared-prefix", "4,2,512,64,16", "--concurrency", "2", "--warmup", "1", "--duration", "3",
+        "--no-progress", "--out", dir.toString());
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out()).contains("== shared-prefix ==\n4 groups x 2 users, 512-token system prompt + 64-token "
+        + "question, 16 output");
+    CliRun bad = CliRun.of("bench", "--scenario", "smoke", "--shared-prefix", "4,2,512", "--out", dir.toString());
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("GROUPS,USERS,SYSTEM,QUESTION,OUTPUT");
+  }
+
+  @Test
   void badInputGetsAClearErrorAndExitCode(@TempDir Path dir) {
     CliRun unknown = CliRun.of("bench", "--scenario", "nope", "--out", dir.toString());
     assertThat(unknown.status()).isEqualTo(2);

@@ -113,6 +113,27 @@ public final class Benchmark {
       return new Scenario(name, description, fleet, kept, window, slo, routers, repeats);
     }
 
+    /** What the workload named {@code workloadName} is, as its generator describes itself; empty if none. */
+    public String describeWorkload(String workloadName) {
+      return workloads.stream().filter(w -> w.name().equals(workloadName)).findFirst()
+          .map(w -> w.factory().apply(fleet.seed()).describe()).orElse("");
+    }
+
+    /**
+     * This scenario with the workload named as {@code replacement} replaced by it.
+     *
+     * @throws IllegalArgumentException if the scenario has no workload of that name
+     */
+    public Scenario withWorkload(WorkloadSpec replacement) {
+      if (workloads.stream().noneMatch(w -> w.name().equals(replacement.name()))) {
+        throw new IllegalArgumentException("scenario " + name + " has no " + replacement.name() + " workload; it has "
+            + workloads.stream().map(WorkloadSpec::name).toList());
+      }
+      List<WorkloadSpec> changed = workloads.stream()
+          .map(w -> w.name().equals(replacement.name()) ? replacement : w).toList();
+      return new Scenario(name, description, fleet, changed, window, slo, routers, repeats);
+    }
+
     /** This scenario with every workload's sweep replaced. */
     public Scenario withLoads(List<LoadPattern> loads) {
       List<WorkloadSpec> changed = workloads.stream()

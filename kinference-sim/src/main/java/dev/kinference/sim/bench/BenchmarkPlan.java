@@ -2,6 +2,7 @@ package dev.kinference.sim.bench;
 
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.SharedPrefixWorkload.Shape;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,12 +30,14 @@ import org.jspecify.annotations.Nullable;
  * @param withTenantMix add the tenant-mix workload (Kinference fleet only)
  * @param repeats runs of each point with consecutive seeds, merged
  * @param view how stale the routers' view of the servers is, where it differs from the scenario's
+ * @param sharedPrefix the shared-prefix workload's shape (the tenant mix's docs-bot tenant's too) replacing the
+ *     scenario's, or null
  * @param outputDir where reports go
  */
 public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
     long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, RouterViewOverride view,
-    Path outputDir) {
+    @Nullable Shape sharedPrefix, Path outputDir) {
 
   /**
    * What the routers see of the servers, where it differs from the scenario's {@link VirtualFleet.Settings}: how
@@ -67,6 +70,8 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     }
   }
 
+  private static final String SHARED_PREFIX = "shared-prefix";
+
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
     Objects.requireNonNull(view, "view");
@@ -87,9 +92,17 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
   public Benchmark.Scenario toScenario() {
     Benchmark.Scenario s = trace != null ? Scenarios.trace(trace, traceSpeedup, traceServers)
         : Scenarios.named(scenario);
+    String model = s.fleet().engine().servedModelName();
+    if (sharedPrefix != null) {
+      List<LoadPattern> loads = s.workloads().stream().filter(w -> w.name().equals(SHARED_PREFIX)).findFirst()
+          .map(Benchmark.WorkloadSpec::loads).orElse(s.workloads().get(0).loads());
+      Shape shape = sharedPrefix;
+      s = s.withWorkload(new Benchmark.WorkloadSpec(SHARED_PREFIX, seed -> shape.workload(model, null, seed), loads));
+    }
     if (withTenantMix) {
       List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
-      more.add(Scenarios.tenantMix(s.fleet().engine().servedModelName(), s.workloads().get(0).loads()));
+      more.add(Scenarios.tenantMix(model, s.workloads().get(0).loads(),
+          sharedPrefix != null ? sharedPrefix : Scenarios.KINFERENCE_SHARED_PREFIX));
       s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
           s.repeats());
     }

@@ -70,6 +70,7 @@ public final class Reports {
         s.window().measure().toSeconds(), s.repeats()));
     for (String w : result.workloads()) {
       sb.append('\n').append("== ").append(w).append(" ==\n");
+      sb.append(s.describeWorkload(w)).append('\n');
       List<RunResult> any = result.sweep(w, result.routers().get(0));
       sb.append(String.format(Locale.ROOT, "%-20s", "TTFT p50 (s)"));
       for (RunResult r : any) {
@@ -185,6 +186,7 @@ public final class Reports {
     for (String w : result.workloads()) {
       ObjectNode wn = workloads.addObject();
       wn.put("name", w);
+      wn.put("description", s.describeWorkload(w));
       ObjectNode pooled = wn.putObject("pooled");
       for (String r : result.routers()) {
         ObjectNode p = pooled.putObject(r);

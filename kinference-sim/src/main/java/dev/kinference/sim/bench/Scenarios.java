@@ -66,8 +66,12 @@ public final class Scenarios {
         new Slo(Duration.ofSeconds(1), Duration.ZERO), Routers.ALL);
   }
 
+  /** Kinference's experiment's shared prefixes: 48 groups x 6 users, 6,000 + 1,000 tokens in, 100 out. */
+  public static final SharedPrefixWorkload.Shape KINFERENCE_SHARED_PREFIX =
+      new SharedPrefixWorkload.Shape(48, 6, 6000, 1000, 100);
+
   static SharedPrefixWorkload sharedPrefix(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
-    return new SharedPrefixWorkload(model, 48, 6, 6000, 1000, 100, tenant, seed);
+    return KINFERENCE_SHARED_PREFIX.workload(model, tenant, seed);
   }
 
   static MultiTurnWorkload multiTurn(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
@@ -120,8 +124,14 @@ public final class Scenarios {
 
   /** A tenant mix on the Kinference fleet: shared-prefix, multi-turn and unique tenants at once. */
   public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep) {
+    return tenantMix(model, sweep, KINFERENCE_SHARED_PREFIX);
+  }
+
+  /** The tenant mix with the docs-bot tenant's shared prefixes of {@code docsBot}'s shape. */
+  public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep,
+      SharedPrefixWorkload.Shape docsBot) {
     return new Benchmark.WorkloadSpec("tenant-mix", seed -> new TenantMixWorkload(List.of(
-        new TenantMixWorkload.Part("docs-bot", 2, sharedPrefix(model, "docs-bot", seed)),
+        new TenantMixWorkload.Part("docs-bot", 2, docsBot.workload(model, "docs-bot", seed)),
         new TenantMixWorkload.Part("chat", 2, multiTurn(model, "chat", seed + 1)),
         new TenantMixWorkload.Part("batch", 1, unique(model, "batch", seed + 2)))),
         sweep);

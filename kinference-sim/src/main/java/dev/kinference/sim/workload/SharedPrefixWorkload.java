@@ -28,20 +28,70 @@ public final class SharedPrefixWorkload implements Workload {
   @SuppressWarnings("ArrayRecordComponent") // private, never mutated
   private record Prompt(InferenceRequest request, int[] tokens, String text) {}
 
+  /**
+   * The workload's parameters.
+   *
+   * @param groups system prompts
+   * @param promptsPerGroup users of each, each with a question of their own
+   * @param systemPromptTokens a system prompt's length (0 for none)
+   * @param questionTokens a question's length
+   * @param outputTokens an answer's length
+   */
+  public record Shape(int groups, int promptsPerGroup, int systemPromptTokens, int questionTokens,
+      int outputTokens) {
+
+    public Shape {
+      if (groups < 1 || promptsPerGroup < 1 || systemPromptTokens < 0 || questionTokens < 1 || outputTokens < 1) {
+        throw new IllegalArgumentException("invalid shared-prefix parameters: " + groups + " groups x "
+            + promptsPerGroup + " users, " + systemPromptTokens + " + " + questionTokens + " tokens in, "
+            + outputTokens + " out (groups, users, question and output at least 1, system prompt at least 0)");
+      }
+      if ((long) groups * promptsPerGroup > 1_000_000) {
+        throw new IllegalArgumentException("at most 1,000,000 prompts: " + groups + " x " + promptsPerGroup);
+      }
+    }
+
+    /**
+     * Parses {@code GROUPS,USERS,SYSTEM,QUESTION,OUTPUT}, e.g. {@code 48,6,6000,1000,100}.
+     *
+     * @throws IllegalArgumentException naming what is wrong
+     */
+    public static Shape parse(String text) {
+      String[] parts = text.split(",", -1);
+      if (parts.length != 5) {
+        throw new IllegalArgumentException("a shared-prefix shape is GROUPS,USERS,SYSTEM,QUESTION,OUTPUT (five "
+            + "numbers), not '" + text + "'");
+      }
+      int[] n = new int[5];
+      for (int i = 0; i < 5; i++) {
+        try {
+          n[i] = Integer.parseInt(parts[i].strip());
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("not a number in the shared-prefix shape '" + text + "': '"
+              + parts[i].strip() + "'", e);
+        }
+      }
+      return new Shape(n[0], n[1], n[2], n[3], n[4]);
+    }
+
+    /** The workload of this shape. */
+    public SharedPrefixWorkload workload(String model, @Nullable String tenant, long seed) {
+      return new SharedPrefixWorkload(model, this, tenant, seed);
+    }
+  }
+
   public SharedPrefixWorkload(String model, int groups, int promptsPerGroup, int systemPromptTokens,
       int questionTokens, int outputTokens, @Nullable String tenant, long seed) {
+    this(model, new Shape(groups, promptsPerGroup, systemPromptTokens, questionTokens, outputTokens), tenant, seed);
+  }
+
+  public SharedPrefixWorkload(String model, Shape shape, @Nullable String tenant, long seed) {
     this.model = Objects.requireNonNull(model, "model");
-    if (groups < 1 || promptsPerGroup < 1 || systemPromptTokens < 0 || questionTokens < 1 || outputTokens < 1) {
-      throw new IllegalArgumentException("invalid shared-prefix parameters");
-    }
-    if ((long) groups * promptsPerGroup > 1_000_000) {
-      throw new IllegalArgumentException("at most 1,000,000 prompts");
-    }
-    this.groups = groups;
-    this.promptsPerGroup = promptsPerGroup;
-    this.systemPromptTokens = systemPromptTokens;
-    this.questionTokens = questionTokens;
-    this.outputTokens = outputTokens;
+    this.groups = shape.groups();
+    this.promptsPerGroup = shape.promptsPerGroup();
+    this.systemPromptTokens = shape.systemPromptTokens();
+    this.questionTokens = shape.questionTokens();
+    this.outputTokens = shape.outputTokens();
     this.tenant = tenant;
     this.name = tenant == null ? "shared-prefix" : "shared-prefix/" + tenant;
     this.seed = seed;

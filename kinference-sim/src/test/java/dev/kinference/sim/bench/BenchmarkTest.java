@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.SharedPrefixWorkload;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -104,7 +105,7 @@ class BenchmarkTest {
   void thePlanAppliesItsOverridesAndRejectsNonsense(@TempDir Path dir) {
     BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, 3, List.of(Routers.OURS, Routers.RANDOM),
         List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, 2,
-        new BenchmarkPlan.RouterViewOverride(Duration.ofMillis(200), null, Duration.ofMillis(40)), dir);
+        new BenchmarkPlan.RouterViewOverride(Duration.ofMillis(200), null, Duration.ofMillis(40)), null, dir);
     Benchmark.Scenario s = plan.toScenario();
     assertThat(s.routers()).containsExactly(Routers.OURS, Routers.RANDOM);
     assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.loads())
@@ -121,17 +122,38 @@ class BenchmarkTest {
     assertThat(dir.resolve("smoke.html")).exists();
 
     assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, 3, List.of(), List.of(), List.of(), List.of(), -1, 0,
-        null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, dir).toScenario())
+        null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, dir).toScenario())
         .hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of("magic"), List.of(), List.of(),
-        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, dir).toScenario())
+        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, dir).toScenario())
         .hasMessageContaining("unknown router");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of(), List.of(), List.of(2), List.of(1.0),
-        -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, dir)).hasMessageContaining("not both");
+        -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, dir)).hasMessageContaining("not both");
     assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(Duration.ZERO, null, null))
         .hasMessageContaining("scrape interval must be positive: 0 ms");
     assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(null, null, Duration.ofMillis(-1)))
         .hasMessageContaining("must not be negative");
+  }
+
+  @Test
+  void thePlanReshapesTheSharedPrefixWorkloadAndTheTenantMixsDocsBot(@TempDir Path dir) {
+    SharedPrefixWorkload.Shape longPrompts = SharedPrefixWorkload.Shape.parse("16, 6, 18000, 1000, 100");
+    Benchmark.Scenario s = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, 3, List.of(), List.of(),
+        List.of(), List.of(), -1, 0, null, 1, true, 1, BenchmarkPlan.RouterViewOverride.NONE, longPrompts, dir)
+        .toScenario();
+    assertThat(s.describeWorkload("shared-prefix"))
+        .isEqualTo("16 groups x 6 users, 18000-token system prompt + 1000-token question, 100 output");
+    assertThat(s.describeWorkload("tenant-mix")).contains("docs-bot 40%: shared-prefix/docs-bot (16 groups x 6 "
+        + "users, 18000-token system prompt");
+    assertThat(s.describeWorkload("multi-turn")).as("unchanged").startsWith("4-12 turns");
+    assertThat(s.workloads().getFirst().loads()).as("the scenario's sweep").hasSize(7);
+
+    assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("16,6,18000"))
+        .hasMessageContaining("GROUPS,USERS,SYSTEM,QUESTION,OUTPUT");
+    assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("16,six,18000,1000,100"))
+        .hasMessageContaining("not a number").hasMessageContaining("'six'");
+    assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("0,6,18000,1000,100"))
+        .hasMessageContaining("invalid shared-prefix parameters");
   }
 
   @Test
