@@ -94,7 +94,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--shared-prefix", paramLabel = "G,U,S,Q,O",
       description = "The shared-prefix workload's shape replacing the scenario's (the tenant mix's docs-bot too): "
           + "groups, users per group, system prompt, question and output tokens, e.g. 16,6,18000,1000,100 "
-          + "(default: the scenario's; Kinference's is 48,6,6000,1000,100).")
+          + "(default: the scenario's).")
   @Nullable String sharedPrefix;
 
   @Option(names = "--scrape-interval", paramLabel = "MS",

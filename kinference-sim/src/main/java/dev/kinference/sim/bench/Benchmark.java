@@ -113,24 +113,33 @@ public final class Benchmark {
       return new Scenario(name, description, fleet, kept, window, slo, routers, repeats);
     }
 
-    /** What the workload named {@code workloadName} is, as its generator describes itself; empty if none. */
+    /**
+     * What the workload named {@code workloadName} is, as a fresh instance of it describes itself; empty if the
+     * scenario has none of that name. A workload that cannot be made (a trace file gone since the run) is described
+     * by why, so that reporting a finished run never fails on its description.
+     */
     public String describeWorkload(String workloadName) {
-      return workloads.stream().filter(w -> w.name().equals(workloadName)).findFirst()
-          .map(w -> w.factory().apply(fleet.seed()).describe()).orElse("");
+      return workloads.stream().filter(w -> w.name().equals(workloadName)).findFirst().map(w -> {
+        try {
+          return w.factory().apply(fleet.seed()).describe();
+        } catch (RuntimeException e) {
+          return "(not described: " + e.getMessage() + ")";
+        }
+      }).orElse("");
     }
 
     /**
-     * This scenario with the workload named as {@code replacement} replaced by it.
+     * This scenario with the workload named {@code workloadName} made by {@code factory}, its sweep kept.
      *
      * @throws IllegalArgumentException if the scenario has no workload of that name
      */
-    public Scenario withWorkload(WorkloadSpec replacement) {
-      if (workloads.stream().noneMatch(w -> w.name().equals(replacement.name()))) {
-        throw new IllegalArgumentException("scenario " + name + " has no " + replacement.name() + " workload; it has "
+    public Scenario withWorkloadFactory(String workloadName, LongFunction<Workload> factory) {
+      if (workloads.stream().noneMatch(w -> w.name().equals(workloadName))) {
+        throw new IllegalArgumentException("scenario " + name + " has no " + workloadName + " workload; it has "
             + workloads.stream().map(WorkloadSpec::name).toList());
       }
       List<WorkloadSpec> changed = workloads.stream()
-          .map(w -> w.name().equals(replacement.name()) ? replacement : w).toList();
+          .map(w -> w.name().equals(workloadName) ? new WorkloadSpec(w.name(), factory, w.loads()) : w).toList();
       return new Scenario(name, description, fleet, changed, window, slo, routers, repeats);
     }
 

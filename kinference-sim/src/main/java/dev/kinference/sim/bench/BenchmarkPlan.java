@@ -29,14 +29,14 @@ import org.jspecify.annotations.Nullable;
  * @param threads runs in parallel
  * @param withTenantMix add the tenant-mix workload (Kinference fleet only)
  * @param repeats runs of each point with consecutive seeds, merged
- * @param view how stale the routers' view of the servers is, where it differs from the scenario's
+ * @param routerView how stale the routers' view of the servers is, where it differs from the scenario's
  * @param sharedPrefix the shared-prefix workload's shape (the tenant mix's docs-bot tenant's too) replacing the
  *     scenario's, or null
  * @param outputDir where reports go
  */
 public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
-    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, RouterViewOverride view,
+    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, RouterViewOverride routerView,
     @Nullable Shape sharedPrefix, Path outputDir) {
 
   /**
@@ -50,16 +50,23 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     /** The scenario's view, unchanged. */
     public static final RouterViewOverride NONE = new RouterViewOverride(null, null, null);
 
+    /** Refuses what the command line could pass but a fleet cannot take, naming it in milliseconds. */
     public RouterViewOverride {
       if (scrapeInterval != null && !scrapeInterval.isPositive()) {
         throw new IllegalArgumentException("the scrape interval must be positive: " + scrapeInterval.toMillis()
             + " ms");
       }
-      if ((metricsDelay != null && metricsDelay.isNegative()) || (kvEventDelay != null && kvEventDelay.isNegative())) {
-        throw new IllegalArgumentException("delays must not be negative");
+      if (metricsDelay != null && metricsDelay.isNegative()) {
+        throw new IllegalArgumentException("the metrics delay must not be negative: " + metricsDelay.toMillis()
+            + " ms");
+      }
+      if (kvEventDelay != null && kvEventDelay.isNegative()) {
+        throw new IllegalArgumentException("the KV-event delay must not be negative: " + kvEventDelay.toMillis()
+            + " ms");
       }
     }
 
+    /** {@code fleet} with the settings this overrides; {@code fleet} itself for {@link #NONE}. */
     VirtualFleet.Settings applyTo(VirtualFleet.Settings fleet) {
       VirtualFleet.Settings f = fleet;
       if (scrapeInterval != null || metricsDelay != null) {
@@ -70,11 +77,9 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     }
   }
 
-  private static final String SHARED_PREFIX = "shared-prefix";
-
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
-    Objects.requireNonNull(view, "view");
+    Objects.requireNonNull(routerView, "routerView");
     Objects.requireNonNull(outputDir, "outputDir");
     routers = List.copyOf(routers);
     workloads = List.copyOf(workloads);
@@ -94,10 +99,8 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
         : Scenarios.named(scenario);
     String model = s.fleet().engine().servedModelName();
     if (sharedPrefix != null) {
-      List<LoadPattern> loads = s.workloads().stream().filter(w -> w.name().equals(SHARED_PREFIX)).findFirst()
-          .map(Benchmark.WorkloadSpec::loads).orElse(s.workloads().get(0).loads());
       Shape shape = sharedPrefix;
-      s = s.withWorkload(new Benchmark.WorkloadSpec(SHARED_PREFIX, seed -> shape.workload(model, null, seed), loads));
+      s = s.withWorkloadFactory("shared-prefix", seed -> shape.workload(model, null, seed));
     }
     if (withTenantMix) {
       List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
@@ -126,9 +129,7 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     if (seed != null) {
       s = s.withFleet(s.fleet().withSeed(seed));
     }
-    if (!view.equals(RouterViewOverride.NONE)) {
-      s = s.withFleet(view.applyTo(s.fleet()));
-    }
+    s = s.withFleet(routerView.applyTo(s.fleet()));
     return s.withRepeats(repeats);
   }
 

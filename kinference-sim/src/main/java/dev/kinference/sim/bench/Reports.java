@@ -110,8 +110,12 @@ public final class Reports {
             .append(" (target ").append(c.target()).append(")\n");
       }
     }
-    sb.append(String.format(Locale.ROOT, "%n%d runs in %.1f s wall time%n", result.runs().size(),
-        result.wallNanos() / 1e9));
+    int repeats = result.scenario().repeats();
+    sb.append(repeats > 1
+        ? String.format(Locale.ROOT, "%n%d points of %d seeds (%d runs) in %.1f s wall time%n", result.runs().size(),
+            repeats, result.runs().size() * repeats, result.wallNanos() / 1e9)
+        : String.format(Locale.ROOT, "%n%d runs in %.1f s wall time%n", result.runs().size(),
+            result.wallNanos() / 1e9));
     return sb.toString();
   }
 

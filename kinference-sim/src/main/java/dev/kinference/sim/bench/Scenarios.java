@@ -22,6 +22,10 @@ public final class Scenarios {
   /** The name of Kinference's experiment, the scenario the targets against random are set for. */
   public static final String KINFERENCE_PAPER = "kinference-paper";
 
+  /** Kinference's experiment's shared prefixes: 48 groups x 6 users, 6,000 + 1,000 tokens in, 100 out. */
+  public static final SharedPrefixWorkload.Shape KINFERENCE_SHARED_PREFIX =
+      new SharedPrefixWorkload.Shape(48, 6, 6000, 1000, 100);
+
   private Scenarios() {}
 
   /** The scenario names {@link #named} knows. */
@@ -59,19 +63,12 @@ public final class Scenarios {
             + "concurrency sweep; SLO TTFT <= 1 s",
         VirtualFleet.Settings.of(3, engine, SEED),
         List.of(
-            new Benchmark.WorkloadSpec("shared-prefix", seed -> sharedPrefix(model, null, seed), sweep),
+            new Benchmark.WorkloadSpec("shared-prefix",
+                seed -> KINFERENCE_SHARED_PREFIX.workload(model, null, seed), sweep),
             new Benchmark.WorkloadSpec("multi-turn", seed -> multiTurn(model, null, seed), sweep),
             new Benchmark.WorkloadSpec("unique", seed -> unique(model, null, seed), sweep)),
         new VirtualFleet.Window(Duration.ofSeconds(60), Duration.ofSeconds(300), Duration.ofSeconds(300)),
         new Slo(Duration.ofSeconds(1), Duration.ZERO), Routers.ALL);
-  }
-
-  /** Kinference's experiment's shared prefixes: 48 groups x 6 users, 6,000 + 1,000 tokens in, 100 out. */
-  public static final SharedPrefixWorkload.Shape KINFERENCE_SHARED_PREFIX =
-      new SharedPrefixWorkload.Shape(48, 6, 6000, 1000, 100);
-
-  static SharedPrefixWorkload sharedPrefix(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
-    return KINFERENCE_SHARED_PREFIX.workload(model, tenant, seed);
   }
 
   static MultiTurnWorkload multiTurn(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
@@ -122,12 +119,10 @@ public final class Scenarios {
         new Slo(Duration.ofMillis(300), Duration.ZERO), Routers.ALL);
   }
 
-  /** A tenant mix on the Kinference fleet: shared-prefix, multi-turn and unique tenants at once. */
-  public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep) {
-    return tenantMix(model, sweep, KINFERENCE_SHARED_PREFIX);
-  }
-
-  /** The tenant mix with the docs-bot tenant's shared prefixes of {@code docsBot}'s shape. */
+  /**
+   * A tenant mix on the Kinference fleet: shared-prefix (docs-bot, of {@code docsBot}'s shape), multi-turn (chat) and
+   * unique (batch) tenants at once, 2:2:1.
+   */
   public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep,
       SharedPrefixWorkload.Shape docsBot) {
     return new Benchmark.WorkloadSpec("tenant-mix", seed -> new TenantMixWorkload(List.of(

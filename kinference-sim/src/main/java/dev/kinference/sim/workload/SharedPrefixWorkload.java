@@ -15,11 +15,7 @@ import org.jspecify.annotations.Nullable;
 public final class SharedPrefixWorkload implements Workload {
 
   private final String model;
-  private final int groups;
-  private final int promptsPerGroup;
-  private final int systemPromptTokens;
-  private final int questionTokens;
-  private final int outputTokens;
+  private final Shape shape;
   private final @Nullable String tenant;
   private final String name;
   private final long seed;
@@ -67,7 +63,7 @@ public final class SharedPrefixWorkload implements Workload {
         try {
           n[i] = Integer.parseInt(parts[i].strip());
         } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("not a number in the shared-prefix shape '" + text + "': '"
+          throw new IllegalArgumentException("not an integer in the shared-prefix shape '" + text + "': '"
               + parts[i].strip() + "'", e);
         }
       }
@@ -87,15 +83,11 @@ public final class SharedPrefixWorkload implements Workload {
 
   public SharedPrefixWorkload(String model, Shape shape, @Nullable String tenant, long seed) {
     this.model = Objects.requireNonNull(model, "model");
-    this.groups = shape.groups();
-    this.promptsPerGroup = shape.promptsPerGroup();
-    this.systemPromptTokens = shape.systemPromptTokens();
-    this.questionTokens = shape.questionTokens();
-    this.outputTokens = shape.outputTokens();
+    this.shape = Objects.requireNonNull(shape, "shape");
     this.tenant = tenant;
     this.name = tenant == null ? "shared-prefix" : "shared-prefix/" + tenant;
     this.seed = seed;
-    this.prompts = new Prompt[groups * promptsPerGroup];
+    this.prompts = new Prompt[shape.groups() * shape.promptsPerGroup()];
   }
 
   @Override
@@ -106,29 +98,30 @@ public final class SharedPrefixWorkload implements Workload {
   @Override
   public String describe() {
     return String.format(Locale.ROOT, "%d groups x %d users, %d-token system prompt + %d-token question, %d output",
-        groups, promptsPerGroup, systemPromptTokens, questionTokens, outputTokens);
+        shape.groups(), shape.promptsPerGroup(), shape.systemPromptTokens(), shape.questionTokens(),
+        shape.outputTokens());
   }
 
   @Override
   public Session newSession(RandomGenerator random, long number) {
-    int g = random.nextInt(groups);
-    int p = random.nextInt(promptsPerGroup);
+    int g = random.nextInt(shape.groups());
+    int p = random.nextInt(shape.promptsPerGroup());
     Prompt prompt = prompt(g, p);
     String id = name + "-" + number;
-    ClientRequest request = new ClientRequest(id, prompt.request, prompt.tokens, prompt.text, outputTokens, null,
+    ClientRequest request = new ClientRequest(id, prompt.request, prompt.tokens, prompt.text, shape.outputTokens(), null,
         name, tenant, null);
     return new SingleRequestSession(request);
   }
 
   private Prompt prompt(int group, int user) {
-    int index = group * promptsPerGroup + user;
+    int index = group * shape.promptsPerGroup() + user;
     Prompt p = prompts[index];
     if (p == null) {
-      InferenceRequest.Builder b = InferenceRequest.builder(model).maxTokens(outputTokens).tenant(tenant);
-      if (systemPromptTokens > 0) {
-        b.system(Prompts.text(seed * 1_000_003L + group, systemPromptTokens));
+      InferenceRequest.Builder b = InferenceRequest.builder(model).maxTokens(shape.outputTokens()).tenant(tenant);
+      if (shape.systemPromptTokens() > 0) {
+        b.system(Prompts.text(seed * 1_000_003L + group, shape.systemPromptTokens()));
       }
-      b.user(Prompts.text(seed * 7_000_003L + index * 31L + 17, questionTokens));
+      b.user(Prompts.text(seed * 7_000_003L + index * 31L + 17, shape.questionTokens()));
       InferenceRequest request = b.build();
       p = new Prompt(request, Prompts.tokens(request), Prompts.routingText(request));
       prompts[index] = p;

@@ -151,7 +151,7 @@ class BenchmarkTest {
     assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("16,6,18000"))
         .hasMessageContaining("GROUPS,USERS,SYSTEM,QUESTION,OUTPUT");
     assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("16,six,18000,1000,100"))
-        .hasMessageContaining("not a number").hasMessageContaining("'six'");
+        .hasMessageContaining("not an integer").hasMessageContaining("'six'");
     assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("0,6,18000,1000,100"))
         .hasMessageContaining("invalid shared-prefix parameters");
   }

@@ -15,8 +15,9 @@ import dev.kinference.sim.workload.ClientRequest;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.SharedPrefixWorkload;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Set;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ComparisonRoutersTest {
@@ -89,12 +90,17 @@ class ComparisonRoutersTest {
   void leastRequestSendsWhereFewestAreInFlightAndCountsFinishes() {
     FleetRouter r = Routers.create(Routers.LEAST_REQUEST, 3);
     r.start(new FakeView(3));
-    FleetRouter.Decision a = r.route(FakeView.request("a", "p"), 0);
-    FleetRouter.Decision b = r.route(FakeView.request("b", "p"), 0);
-    FleetRouter.Decision c = r.route(FakeView.request("c", "p"), 0);
-    assertThat(Set.of(a.server(), b.server(), c.server())).containsExactlyInAnyOrder(0, 1, 2);
-    b.onFinished(finished("b"), 0);
-    assertThat(r.route(FakeView.request("d", "p"), 0).server()).isEqualTo(b.server());
+    List<FleetRouter.Decision> sent = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      sent.add(r.route(FakeView.request("r" + i, "p"), 0));
+    }
+    assertThat(sent.subList(0, 3).stream().map(FleetRouter.Decision::server).toList())
+        .containsExactlyInAnyOrder(0, 1, 2);
+    int busiest = sent.get(3).server();
+    // the busiest server's two requests finish: it is now the idlest, where without counting finishes it stays
+    // the busiest (2 against 1 and 1) and could not be chosen
+    sent.stream().filter(d -> d.server() == busiest).forEach(d -> d.onFinished(finished("x"), 0));
+    assertThat(r.route(FakeView.request("next", "p"), 0).server()).isEqualTo(busiest);
   }
 
   @Test
@@ -109,15 +115,22 @@ class ComparisonRoutersTest {
   }
 
   @Test
-  void theOracleSendsAPromptWhereItsPrefixIsTrulyCached() {
+  void theOracleSendsAPromptWhereItsPrefixIsTrulyCachedEvenToABusierServer() {
     FakeView view = new FakeView(3);
-    ClientRequest earlier = FakeView.request("earlier", "a long shared system prompt, ".repeat(20) + "question one");
+    String shared = "a long shared system prompt, ".repeat(20);
+    ClientRequest earlier = FakeView.request("earlier", shared + "question one");
     view.engine(2).submit(SimRequest.of("earlier", earlier.promptTokens(), 1), RequestListener.NONE);
     view.engine(2).advanceTo(10_000_000_000L);
+    // a queue of unrelated prompts makes server 2 the slowest to a first token: the longest cached prefix still wins
+    for (int i = 0; i < 3; i++) {
+      ClientRequest other = FakeView.request("other" + i, "unrelated ".repeat(200) + i);
+      view.engine(2).submit(SimRequest.of("other" + i, other.promptTokens(), 1), RequestListener.NONE);
+    }
+    assertThat(view.engine(2).pendingPrefillTokens()).isPositive();
     FleetRouter r = Routers.create(Routers.ORACLE, 1);
     r.start(view);
     for (int i = 0; i < 5; i++) {
-      ClientRequest next = FakeView.request("q" + i, "a long shared system prompt, ".repeat(20) + "question " + i);
+      ClientRequest next = FakeView.request("q" + i, shared + "question " + i);
       assertThat(r.route(next, 0).server()).isEqualTo(2);
     }
   }
