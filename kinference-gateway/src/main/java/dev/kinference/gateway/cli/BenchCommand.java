@@ -3,7 +3,8 @@ package dev.kinference.gateway.cli;
 import dev.kinference.sim.bench.BenchmarkPlan;
 import dev.kinference.sim.bench.Routers;
 import dev.kinference.sim.engine.Calibration;
-import dev.kinference.sim.workload.SharedPrefixWorkload;
+import dev.kinference.sim.workload.MultiTurnShape;
+import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -91,11 +92,17 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Runs in parallel (results do not depend on it; default: ${DEFAULT-VALUE}).")
   int threads = 1;
 
-  @Option(names = "--shared-prefix", paramLabel = "G,U,S,Q,O",
+  @Option(names = "--shared-prefix", split = ",", paramLabel = "G,U,S,Q,O",
       description = "The shared-prefix workload's shape replacing the scenario's (the tenant mix's docs-bot too): "
           + "groups, users per group, system prompt, question and output tokens, e.g. 16,6,18000,1000,100 "
           + "(default: the scenario's).")
-  @Nullable String sharedPrefix;
+  List<Integer> sharedPrefix = new ArrayList<>();
+
+  @Option(names = "--multi-turn", split = ",", paramLabel = "A,S,MIN,MAX,M,ANS,T",
+      description = "The multi-turn workload's shape replacing the scenario's (the tenant mix's chat too): "
+          + "applications, system prompt tokens, fewest and most turns, message and answer tokens, mean think time "
+          + "in ms, e.g. 4,2000,4,12,2000,500,5000 (default: the scenario's).")
+  List<Integer> multiTurn = new ArrayList<>();
 
   @Option(names = "--scrape-interval", paramLabel = "MS",
       description = "How often the routers' metrics are scraped (default: the scenario's, 50 ms).")
@@ -133,7 +140,8 @@ public final class BenchCommand implements Callable<Integer> {
           rates, warmup, duration, seed, threads, tenantMix, repeat,
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
               millisOrNull(kvEventDelayMs)),
-          sharedPrefix == null ? null : SharedPrefixWorkload.Shape.parse(sharedPrefix), out);
+          sharedPrefix.isEmpty() ? null : SharedPrefixShape.of(sharedPrefix),
+          multiTurn.isEmpty() ? null : MultiTurnShape.of(multiTurn), out);
       plan.run(stdout, !noProgress);
       return 0;
     } catch (IllegalArgumentException | java.io.UncheckedIOException e) {

@@ -39,16 +39,20 @@ class BenchCommandTest {
   }
 
   @Test
-  void theSharedPrefixWorkloadCanBeReshaped(@TempDir Path dir) {
-    CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "random", "--workloads", "shared-prefix",
-        "--shared-prefix", "4,2,512,64,16", "--concurrency", "2", "--warmup", "1", "--duration", "3",
-        "--no-progress", "--out", dir.toString());
+  void theWorkloadsCanBeReshaped(@TempDir Path dir) {
+    CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "random", "--workloads",
+        "shared-prefix,multi-turn", "--shared-prefix", "4,2,512,64,16", "--multi-turn", "1,100,2,3,50,20,500",
+        "--concurrency", "2", "--warmup", "1", "--duration", "3", "--no-progress", "--out", dir.toString());
     assertThat(r.status()).as(r.err()).isZero();
     assertThat(r.out()).contains("== shared-prefix ==\n4 groups x 2 users, 512-token system prompt + 64-token "
-        + "question, 16 output");
+        + "question, 16 output").contains("== multi-turn ==\n2-3 turns of 50-token messages and 20-token answers, "
+        + "1 system prompts of 100 tokens, think time 0.5 s");
     CliRun bad = CliRun.of("bench", "--scenario", "smoke", "--shared-prefix", "4,2,512", "--out", dir.toString());
     assertThat(bad.status()).isEqualTo(2);
     assertThat(bad.err()).contains("GROUPS,USERS,SYSTEM,QUESTION,OUTPUT");
+    CliRun word = CliRun.of("bench", "--scenario", "smoke", "--multi-turn", "4,lots", "--out", dir.toString());
+    assertThat(word.status()).isEqualTo(2);
+    assertThat(word.err()).contains("--multi-turn").contains("lots");
   }
 
   @Test

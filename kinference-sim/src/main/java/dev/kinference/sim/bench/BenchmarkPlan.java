@@ -2,7 +2,8 @@ package dev.kinference.sim.bench;
 
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
-import dev.kinference.sim.workload.SharedPrefixWorkload.Shape;
+import dev.kinference.sim.workload.MultiTurnShape;
+import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,12 +33,15 @@ import org.jspecify.annotations.Nullable;
  * @param routerView how stale the routers' view of the servers is, where it differs from the scenario's
  * @param sharedPrefix the shared-prefix workload's shape (the tenant mix's docs-bot tenant's too) replacing the
  *     scenario's, or null
+ * @param multiTurn the multi-turn workload's shape (the tenant mix's chat tenant's too) replacing the scenario's, or
+ *     null
  * @param outputDir where reports go
  */
 public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
-    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats, RouterViewOverride routerView,
-    @Nullable Shape sharedPrefix, Path outputDir) {
+    long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats,
+    RouterViewOverride routerView, @Nullable SharedPrefixShape sharedPrefix, @Nullable MultiTurnShape multiTurn,
+    Path outputDir) {
 
   /**
    * What the routers see of the servers, where it differs from the scenario's {@link VirtualFleet.Settings}: how
@@ -99,13 +103,18 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
         : Scenarios.named(scenario);
     String model = s.fleet().engine().servedModelName();
     if (sharedPrefix != null) {
-      Shape shape = sharedPrefix;
+      SharedPrefixShape shape = sharedPrefix;
       s = s.withWorkloadFactory("shared-prefix", seed -> shape.workload(model, null, seed));
+    }
+    if (multiTurn != null) {
+      MultiTurnShape shape = multiTurn;
+      s = s.withWorkloadFactory("multi-turn", seed -> shape.workload(model, null, seed));
     }
     if (withTenantMix) {
       List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
       more.add(Scenarios.tenantMix(model, s.workloads().get(0).loads(),
-          sharedPrefix != null ? sharedPrefix : Scenarios.KINFERENCE_SHARED_PREFIX));
+          sharedPrefix != null ? sharedPrefix : Scenarios.KINFERENCE_SHARED_PREFIX,
+          multiTurn != null ? multiTurn : Scenarios.KINFERENCE_MULTI_TURN));
       s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
           s.repeats());
     }

@@ -6,7 +6,9 @@ import dev.kinference.sim.fleet.EngineSpec;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.MooncakeTrace;
+import dev.kinference.sim.workload.MultiTurnShape;
 import dev.kinference.sim.workload.MultiTurnWorkload;
+import dev.kinference.sim.workload.SharedPrefixShape;
 import dev.kinference.sim.workload.SharedPrefixWorkload;
 import dev.kinference.sim.workload.TenantMixWorkload;
 import dev.kinference.sim.workload.UniquePromptWorkload;
@@ -23,8 +25,13 @@ public final class Scenarios {
   public static final String KINFERENCE_PAPER = "kinference-paper";
 
   /** Kinference's experiment's shared prefixes: 48 groups x 6 users, 6,000 + 1,000 tokens in, 100 out. */
-  public static final SharedPrefixWorkload.Shape KINFERENCE_SHARED_PREFIX =
-      new SharedPrefixWorkload.Shape(48, 6, 6000, 1000, 100);
+  public static final SharedPrefixShape KINFERENCE_SHARED_PREFIX = new SharedPrefixShape(48, 6, 6000, 1000, 100);
+  /**
+   * Kinference's experiment's conversations: 4 applications with 2,000-token system prompts, 4 to 12 turns of
+   * 1,000-token messages and 500-token answers, 5 s of thinking between them.
+   */
+  public static final MultiTurnShape KINFERENCE_MULTI_TURN =
+      new MultiTurnShape(4, 2000, 4, 12, 1000, 500, Duration.ofSeconds(5));
 
   private Scenarios() {}
 
@@ -65,14 +72,11 @@ public final class Scenarios {
         List.of(
             new Benchmark.WorkloadSpec("shared-prefix",
                 seed -> KINFERENCE_SHARED_PREFIX.workload(model, null, seed), sweep),
-            new Benchmark.WorkloadSpec("multi-turn", seed -> multiTurn(model, null, seed), sweep),
+            new Benchmark.WorkloadSpec("multi-turn", seed -> KINFERENCE_MULTI_TURN.workload(model, null, seed),
+                sweep),
             new Benchmark.WorkloadSpec("unique", seed -> unique(model, null, seed), sweep)),
         new VirtualFleet.Window(Duration.ofSeconds(60), Duration.ofSeconds(300), Duration.ofSeconds(300)),
         new Slo(Duration.ofSeconds(1), Duration.ZERO), Routers.ALL);
-  }
-
-  static MultiTurnWorkload multiTurn(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
-    return new MultiTurnWorkload(model, 4, 2000, 4, 12, 1000, 500, Duration.ofSeconds(5), tenant, seed);
   }
 
   static UniquePromptWorkload unique(String model, @org.jspecify.annotations.Nullable String tenant, long seed) {
@@ -120,14 +124,14 @@ public final class Scenarios {
   }
 
   /**
-   * A tenant mix on the Kinference fleet: shared-prefix (docs-bot, of {@code docsBot}'s shape), multi-turn (chat) and
-   * unique (batch) tenants at once, 2:2:1.
+   * A tenant mix on the Kinference fleet: shared-prefix (docs-bot, of {@code docsBot}'s shape), multi-turn (chat, of
+   * {@code chat}'s) and unique (batch) tenants at once, 2:2:1.
    */
-  public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep,
-      SharedPrefixWorkload.Shape docsBot) {
+  public static Benchmark.WorkloadSpec tenantMix(String model, List<LoadPattern> sweep, SharedPrefixShape docsBot,
+      MultiTurnShape chat) {
     return new Benchmark.WorkloadSpec("tenant-mix", seed -> new TenantMixWorkload(List.of(
         new TenantMixWorkload.Part("docs-bot", 2, docsBot.workload(model, "docs-bot", seed)),
-        new TenantMixWorkload.Part("chat", 2, multiTurn(model, "chat", seed + 1)),
+        new TenantMixWorkload.Part("chat", 2, chat.workload(model, "chat", seed + 1)),
         new TenantMixWorkload.Part("batch", 1, unique(model, "batch", seed + 2)))),
         sweep);
   }

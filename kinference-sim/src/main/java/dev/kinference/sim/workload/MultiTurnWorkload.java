@@ -22,13 +22,7 @@ import org.jspecify.annotations.Nullable;
 public final class MultiTurnWorkload implements Workload {
 
   private final String model;
-  private final int systemPrompts;
-  private final int systemPromptTokens;
-  private final int minTurns;
-  private final int maxTurns;
-  private final int userTokens;
-  private final int answerTokens;
-  private final long meanThinkNanos;
+  private final MultiTurnShape shape;
   private final @Nullable String tenant;
   private final String name;
   private final long seed;
@@ -36,22 +30,17 @@ public final class MultiTurnWorkload implements Workload {
 
   public MultiTurnWorkload(String model, int systemPrompts, int systemPromptTokens, int minTurns, int maxTurns,
       int userTokens, int answerTokens, java.time.Duration thinkTime, @Nullable String tenant, long seed) {
+    this(model, new MultiTurnShape(systemPrompts, systemPromptTokens, minTurns, maxTurns, userTokens, answerTokens,
+        thinkTime), tenant, seed);
+  }
+
+  public MultiTurnWorkload(String model, MultiTurnShape shape, @Nullable String tenant, long seed) {
     this.model = Objects.requireNonNull(model, "model");
-    if (systemPrompts < 1 || systemPromptTokens < 0 || minTurns < 1 || maxTurns < minTurns || userTokens < 1
-        || answerTokens < 1 || thinkTime.isNegative()) {
-      throw new IllegalArgumentException("invalid multi-turn parameters");
-    }
-    this.systemPrompts = systemPrompts;
-    this.systemPromptTokens = systemPromptTokens;
-    this.minTurns = minTurns;
-    this.maxTurns = maxTurns;
-    this.userTokens = userTokens;
-    this.answerTokens = answerTokens;
-    this.meanThinkNanos = thinkTime.toNanos();
+    this.shape = Objects.requireNonNull(shape, "shape");
     this.tenant = tenant;
     this.name = tenant == null ? "multi-turn" : "multi-turn/" + tenant;
     this.seed = seed;
-    this.systemTexts = new String[systemPrompts];
+    this.systemTexts = new String[shape.systemPrompts()];
   }
 
   @Override
@@ -62,18 +51,19 @@ public final class MultiTurnWorkload implements Workload {
   @Override
   public String describe() {
     return String.format(Locale.ROOT, "%d-%d turns of %d-token messages and %d-token answers, %d system prompts of "
-        + "%d tokens, think time %.1f s", minTurns, maxTurns, userTokens, answerTokens, systemPrompts,
-        systemPromptTokens, meanThinkNanos / 1e9);
+        + "%d tokens, think time %.1f s", shape.minTurns(), shape.maxTurns(), shape.userTokens(),
+        shape.answerTokens(), shape.systemPrompts(), shape.systemPromptTokens(), shape.thinkTime().toNanos() / 1e9);
   }
 
   @Override
   public Session newSession(RandomGenerator random, long number) {
-    int app = random.nextInt(systemPrompts);
+    int app = random.nextInt(shape.systemPrompts());
     if (systemTexts[app] == null) {
-      systemTexts[app] = Prompts.text(seed * 31 + app * 1_000_033L, systemPromptTokens);
+      systemTexts[app] = Prompts.text(seed * 31 + app * 1_000_033L, shape.systemPromptTokens());
     }
-    int turns = minTurns + random.nextInt(maxTurns - minTurns + 1);
-    return new Conversation(name + "-" + number, systemPromptTokens > 0 ? systemTexts[app] : null, turns, random,
+    int turns = shape.minTurns() + random.nextInt(shape.maxTurns() - shape.minTurns() + 1);
+    String system = shape.systemPromptTokens() > 0 ? systemTexts[app] : null;
+    return new Conversation(name + "-" + number, system, turns, random,
         seed ^ (number * 0x9E3779B97F4A7C15L));
   }
 
@@ -100,14 +90,14 @@ public final class MultiTurnWorkload implements Workload {
       if (turn >= turns) {
         return null;
       }
-      int length = Math.max(1, userTokens / 2 + random.nextInt(userTokens + 1));
+      int length = Math.max(1, shape.userTokens() / 2 + random.nextInt(shape.userTokens() + 1));
       history.add(Message.text("user", Prompts.text(textSeed + 2L * turn, length)));
-      String answer = Prompts.text(textSeed + 2L * turn + 1, Math.max(1, answerTokens - 1));
-      InferenceRequest request = InferenceRequest.builder(model).messages(history).maxTokens(answerTokens)
+      String answer = Prompts.text(textSeed + 2L * turn + 1, Math.max(1, shape.answerTokens() - 1));
+      InferenceRequest request = InferenceRequest.builder(model).messages(history).maxTokens(shape.answerTokens())
           .tenant(tenant).sessionId(id).build();
       int[] scripted = Prompts.answerTokens(answer);
       ClientRequest r = new ClientRequest(id + "-t" + turn, request, Prompts.tokens(request),
-          Prompts.routingText(request), answerTokens, scripted, name, tenant, id);
+          Prompts.routingText(request), shape.answerTokens(), scripted, name, tenant, id);
       history.add(Message.text("assistant", answer));
       turn++;
       return r;
@@ -115,10 +105,10 @@ public final class MultiTurnWorkload implements Workload {
 
     @Override
     public long thinkTimeNanos(RequestOutcome outcome) {
-      if (meanThinkNanos == 0) {
+      if (shape.thinkTime().isZero()) {
         return 0;
       }
-      return (long) (-Math.log(1 - random.nextDouble()) * meanThinkNanos);
+      return (long) (-Math.log(1 - random.nextDouble()) * shape.thinkTime().toNanos());
     }
   }
 }

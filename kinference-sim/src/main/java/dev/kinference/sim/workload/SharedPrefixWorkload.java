@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 public final class SharedPrefixWorkload implements Workload {
 
   private final String model;
-  private final Shape shape;
+  private final SharedPrefixShape shape;
   private final @Nullable String tenant;
   private final String name;
   private final long seed;
@@ -24,64 +24,13 @@ public final class SharedPrefixWorkload implements Workload {
   @SuppressWarnings("ArrayRecordComponent") // private, never mutated
   private record Prompt(InferenceRequest request, int[] tokens, String text) {}
 
-  /**
-   * The workload's parameters.
-   *
-   * @param groups system prompts
-   * @param promptsPerGroup users of each, each with a question of their own
-   * @param systemPromptTokens a system prompt's length (0 for none)
-   * @param questionTokens a question's length
-   * @param outputTokens an answer's length
-   */
-  public record Shape(int groups, int promptsPerGroup, int systemPromptTokens, int questionTokens,
-      int outputTokens) {
-
-    public Shape {
-      if (groups < 1 || promptsPerGroup < 1 || systemPromptTokens < 0 || questionTokens < 1 || outputTokens < 1) {
-        throw new IllegalArgumentException("invalid shared-prefix parameters: " + groups + " groups x "
-            + promptsPerGroup + " users, " + systemPromptTokens + " + " + questionTokens + " tokens in, "
-            + outputTokens + " out (groups, users, question and output at least 1, system prompt at least 0)");
-      }
-      if ((long) groups * promptsPerGroup > 1_000_000) {
-        throw new IllegalArgumentException("at most 1,000,000 prompts: " + groups + " x " + promptsPerGroup);
-      }
-    }
-
-    /**
-     * Parses {@code GROUPS,USERS,SYSTEM,QUESTION,OUTPUT}, e.g. {@code 48,6,6000,1000,100}.
-     *
-     * @throws IllegalArgumentException naming what is wrong
-     */
-    public static Shape parse(String text) {
-      String[] parts = text.split(",", -1);
-      if (parts.length != 5) {
-        throw new IllegalArgumentException("a shared-prefix shape is GROUPS,USERS,SYSTEM,QUESTION,OUTPUT (five "
-            + "numbers), not '" + text + "'");
-      }
-      int[] n = new int[5];
-      for (int i = 0; i < 5; i++) {
-        try {
-          n[i] = Integer.parseInt(parts[i].strip());
-        } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("not an integer in the shared-prefix shape '" + text + "': '"
-              + parts[i].strip() + "'", e);
-        }
-      }
-      return new Shape(n[0], n[1], n[2], n[3], n[4]);
-    }
-
-    /** The workload of this shape. */
-    public SharedPrefixWorkload workload(String model, @Nullable String tenant, long seed) {
-      return new SharedPrefixWorkload(model, this, tenant, seed);
-    }
-  }
-
   public SharedPrefixWorkload(String model, int groups, int promptsPerGroup, int systemPromptTokens,
       int questionTokens, int outputTokens, @Nullable String tenant, long seed) {
-    this(model, new Shape(groups, promptsPerGroup, systemPromptTokens, questionTokens, outputTokens), tenant, seed);
+    this(model, new SharedPrefixShape(groups, promptsPerGroup, systemPromptTokens, questionTokens, outputTokens),
+        tenant, seed);
   }
 
-  public SharedPrefixWorkload(String model, Shape shape, @Nullable String tenant, long seed) {
+  public SharedPrefixWorkload(String model, SharedPrefixShape shape, @Nullable String tenant, long seed) {
     this.model = Objects.requireNonNull(model, "model");
     this.shape = Objects.requireNonNull(shape, "shape");
     this.tenant = tenant;
@@ -108,7 +57,8 @@ public final class SharedPrefixWorkload implements Workload {
     int p = random.nextInt(shape.promptsPerGroup());
     Prompt prompt = prompt(g, p);
     String id = name + "-" + number;
-    ClientRequest request = new ClientRequest(id, prompt.request, prompt.tokens, prompt.text, shape.outputTokens(), null,
+    ClientRequest request = new ClientRequest(id, prompt.request, prompt.tokens, prompt.text, shape.outputTokens(),
+        null,
         name, tenant, null);
     return new SingleRequestSession(request);
   }

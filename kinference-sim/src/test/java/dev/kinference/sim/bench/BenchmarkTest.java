@@ -7,7 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
-import dev.kinference.sim.workload.SharedPrefixWorkload;
+import dev.kinference.sim.workload.MultiTurnShape;
+import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -105,7 +106,8 @@ class BenchmarkTest {
   void thePlanAppliesItsOverridesAndRejectsNonsense(@TempDir Path dir) {
     BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, 3, List.of(Routers.OURS, Routers.RANDOM),
         List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, 2,
-        new BenchmarkPlan.RouterViewOverride(Duration.ofMillis(200), null, Duration.ofMillis(40)), null, dir);
+        new BenchmarkPlan.RouterViewOverride(Duration.ofMillis(200), null, Duration.ofMillis(40)), null, null,
+        dir);
     Benchmark.Scenario s = plan.toScenario();
     assertThat(s.routers()).containsExactly(Routers.OURS, Routers.RANDOM);
     assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.loads())
@@ -122,13 +124,14 @@ class BenchmarkTest {
     assertThat(dir.resolve("smoke.html")).exists();
 
     assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, 3, List.of(), List.of(), List.of(), List.of(), -1, 0,
-        null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, dir).toScenario())
+        null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir).toScenario())
         .hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of("magic"), List.of(), List.of(),
-        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, dir).toScenario())
+        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir).toScenario())
         .hasMessageContaining("unknown router");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of(), List.of(), List.of(2), List.of(1.0),
-        -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, dir)).hasMessageContaining("not both");
+        -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir))
+        .hasMessageContaining("not both");
     assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(Duration.ZERO, null, null))
         .hasMessageContaining("scrape interval must be positive: 0 ms");
     assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(null, null, Duration.ofMillis(-1)))
@@ -136,24 +139,34 @@ class BenchmarkTest {
   }
 
   @Test
-  void thePlanReshapesTheSharedPrefixWorkloadAndTheTenantMixsDocsBot(@TempDir Path dir) {
-    SharedPrefixWorkload.Shape longPrompts = SharedPrefixWorkload.Shape.parse("16, 6, 18000, 1000, 100");
+  void thePlanReshapesTheWorkloadsAndTheTenantMixsTenants(@TempDir Path dir) {
+    SharedPrefixShape longPrompts = SharedPrefixShape.of(List.of(16, 6, 18000, 1000, 100));
+    MultiTurnShape longMessages = MultiTurnShape.of(List.of(4, 2000, 4, 12, 2000, 500, 2500));
     Benchmark.Scenario s = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, 3, List.of(), List.of(),
-        List.of(), List.of(), -1, 0, null, 1, true, 1, BenchmarkPlan.RouterViewOverride.NONE, longPrompts, dir)
-        .toScenario();
+        List.of(), List.of(), -1, 0, null, 1, true, 1, BenchmarkPlan.RouterViewOverride.NONE, longPrompts,
+        longMessages, dir).toScenario();
     assertThat(s.describeWorkload("shared-prefix"))
         .isEqualTo("16 groups x 6 users, 18000-token system prompt + 1000-token question, 100 output");
+    assertThat(s.describeWorkload("multi-turn")).isEqualTo("4-12 turns of 2000-token messages and 500-token "
+        + "answers, 4 system prompts of 2000 tokens, think time 2.5 s");
     assertThat(s.describeWorkload("tenant-mix")).contains("docs-bot 40%: shared-prefix/docs-bot (16 groups x 6 "
-        + "users, 18000-token system prompt");
-    assertThat(s.describeWorkload("multi-turn")).as("unchanged").startsWith("4-12 turns");
+        + "users, 18000-token system prompt").contains("chat 40%: multi-turn/chat (4-12 turns of 2000-token");
+    assertThat(s.describeWorkload("unique")).as("unchanged").startsWith("2000-token prompts");
     assertThat(s.workloads().getFirst().loads()).as("the scenario's sweep").hasSize(7);
 
-    assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("16,6,18000"))
+    Benchmark.Scenario unchanged = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, 3, List.of(), List.of(),
+        List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir)
+        .toScenario();
+    assertThat(unchanged.describeWorkload("shared-prefix")).startsWith("48 groups x 6 users, 6000-token");
+
+    assertThatThrownBy(() -> SharedPrefixShape.of(List.of(16, 6, 18000)))
         .hasMessageContaining("GROUPS,USERS,SYSTEM,QUESTION,OUTPUT");
-    assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("16,six,18000,1000,100"))
-        .hasMessageContaining("not an integer").hasMessageContaining("'six'");
-    assertThatThrownBy(() -> SharedPrefixWorkload.Shape.parse("0,6,18000,1000,100"))
-        .hasMessageContaining("invalid shared-prefix parameters");
+    assertThatThrownBy(() -> SharedPrefixShape.of(List.of(0, 6, 18000, 1000, 100)))
+        .hasMessageContaining("invalid shared-prefix shape");
+    assertThatThrownBy(() -> MultiTurnShape.of(List.of(4, 2000, 12, 4, 1000, 500, 5000)))
+        .hasMessageContaining("invalid multi-turn shape").hasMessageContaining("min <= max");
+    assertThatThrownBy(() -> MultiTurnShape.of(List.of(4, 2000)))
+        .hasMessageContaining("APPS,SYSTEM,MIN_TURNS,MAX_TURNS,MESSAGE,ANSWER,THINK_MS");
   }
 
   @Test
