@@ -29,6 +29,7 @@ module dev.kinference.core {
       dev.kinference.routing.PredictedTtftScorer,
       dev.kinference.routing.PrefixOverlapScorer,
       dev.kinference.routing.PrefixUnderSaturationScorer,
+      dev.kinference.routing.PrefixHomeScorer,
       dev.kinference.routing.QueueDepthScorer,
       dev.kinference.routing.KvUtilizationScorer,
       dev.kinference.routing.InFlightScorer,

@@ -30,7 +30,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The whole {@link Router#route} decision with the default profile (filters {@code healthy} and
  * {@code fresh-metrics}, scorers {@code predicted-ttft}, {@code prefix-overlap}, {@code kv-utilization},
- * {@code session-affinity}, {@code queue-depth} and {@code prefix-under-saturation}, picker {@code max-score}),
+ * {@code session-affinity}, {@code queue-depth}, {@code prefix-under-saturation} and {@code prefix-home}, picker
+ * {@code max-score}),
  * over {@code endpoints} endpoints whose index holds about {@code indexedBlocks} (block, endpoint) entries.
  *
  * <p>The fleet is filled with chat conversations of {@code promptTokens} tokens (eight shared system prompts, each

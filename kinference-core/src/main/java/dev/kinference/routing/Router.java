@@ -7,6 +7,7 @@ import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
+import dev.kinference.endpoint.FleetListener;
 import dev.kinference.endpoint.Health;
 import dev.kinference.endpoint.Saturation;
 import dev.kinference.endpoint.StaticEndpointSource;
@@ -125,12 +126,14 @@ public final class Router implements AutoCloseable {
       // prediction already counts and which, counted in full, bunched unique prompts. KV headroom counts only above
       // half-full caches: below, it only added noise to the prediction on prompts that share nothing. Once every
       // candidate is saturated, prefix overlap counts five times over: a miss then also delays all the requests queued
-      // behind it, and with the even weight an overloaded fleet slid into misses and lost most of its goodput
-      // (docs/BENCHMARKS.md has the measurements).
+      // behind it, and with the even weight an overloaded fleet slid into misses and lost most of its goodput. Then
+      // too, a long prompt cached nowhere goes back where it was last sent: spread by load, groups of long prompts
+      // exhausted every server's KV memory (docs/BENCHMARKS.md has the measurements).
       this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
           new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(),
-          new QueueDepthScorer(DEFAULT_SINCE_SCRAPE_WEIGHT), new PrefixUnderSaturationScorer()};
-      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3, 4.0};
+          new QueueDepthScorer(DEFAULT_SINCE_SCRAPE_WEIGHT), new PrefixUnderSaturationScorer(),
+          new PrefixHomeScorer(PrefixHomeScorer.DEFAULT_MIN_CACHE_SHARE, b.ticker)};
+      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3, 4.0, 1.0};
     } else {
       this.scorers = b.scorers.toArray(new Scorer[0]);
       this.weights = b.weights.stream().mapToDouble(Double::doubleValue).toArray();
@@ -150,6 +153,11 @@ public final class Router implements AutoCloseable {
     this.scratch = ThreadLocal.withInitial(() -> new Scratch(
         new RoutingContext(placeholder, placeholderPrompt, ThreadLocalRandom.current()), scorerCount));
     this.fleet.addListener(cacheIndex);
+    for (Scorer scorer : scorers) {
+      if (scorer instanceof FleetListener listener) {
+        fleet.addListener(listener);
+      }
+    }
     this.endpointSource = b.endpointSource;
     if (endpointSource != null) {
       endpointSource.start(fleet::setEndpoints);

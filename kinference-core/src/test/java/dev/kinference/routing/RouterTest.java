@@ -322,6 +322,50 @@ class RouterTest {
     assertThat(bothSaturated.breakdown().get(0).scores()).containsEntry("prefix-under-saturation", 1.0);
   }
 
+  /**
+   * Regression: with 18,000-token system prompts at 64 clients, prompts that no server held any more were placed by
+   * load, each group of them spread over every server, and the fleet ran out of KV memory: goodput fell to a tenth
+   * of its peak where SGLang's router, which sends a prefix back where it sent it before, held (docs/BENCHMARKS.md).
+   */
+  @Test
+  void onceEveryEndpointIsSaturatedALongPromptCachedNowhereGoesBackWhereItWasLastSent() {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    String context = "Long shared context." + words(3, 2000);
+    // a cache of 1,000 blocks: the prompt's ~170 blocks are far above a fiftieth of it
+    for (String id : List.of("e0", "e1")) {
+      state(router, id).updateMetrics(EndpointMetrics.of(6, 40, 0.9, clock.get()).withCacheConfig(16, 1000));
+    }
+    RoutingDecision first = router.route(chat(context, "first question"));
+    String home = first.endpoint().id();
+    String other = home.equals("e0") ? "e1" : "e0";
+    first.reportFinished(Usage.UNKNOWN);
+    // the home server now looks busier, and its cache has lost the prompt (the precise index knows of no block)
+    state(router, home).updateMetrics(EndpointMetrics.of(9, 40, 0.9, clock.get()).withCacheConfig(16, 1000));
+
+    RoutingDecision saturated = router.preview(chat(context, "second question"));
+    assertThat(saturated.endpoint().id()).isEqualTo(home);
+    Map<String, Double> scores = scoresOf(saturated, "prefix-home");
+    assertThat(scores.get(home)).isGreaterThan(0.9);
+    assertThat(scores.get(other)).isZero();
+
+    state(router, other).updateMetrics(EndpointMetrics.of(0, 10, 0.3, clock.get()).withCacheConfig(16, 1000));
+    RoutingDecision roomElsewhere = router.preview(chat(context, "second question"));
+    assertThat(roomElsewhere.endpoint().id()).as("below saturation, load decides").isEqualTo(other);
+    assertThat(scoresOf(roomElsewhere, "prefix-home")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
+  }
+
+  @Test
+  void aShortPromptIsNeverSentHomeByTheLongPromptScore() {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    // a cache of a million blocks: the prompt is far below a fiftieth of it
+    for (String id : List.of("e0", "e1")) {
+      state(router, id).updateMetrics(EndpointMetrics.of(6, 40, 0.9, clock.get()).withCacheConfig(16, 1_000_000));
+    }
+    InferenceRequest request = chat("Long shared context." + words(3, 2000), "q");
+    router.route(request).reportFinished(Usage.UNKNOWN);
+    assertThat(scoresOf(router.preview(request), "prefix-home")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
+  }
+
   @Test
   void aSessionStaysOnItsEndpointWhileThatEndpointIsNotSaturated() {
     Router router = builder(3).build();

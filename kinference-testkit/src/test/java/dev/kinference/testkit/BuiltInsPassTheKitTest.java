@@ -10,6 +10,7 @@ import dev.kinference.routing.InFlightScorer;
 import dev.kinference.routing.KvUtilizationScorer;
 import dev.kinference.routing.PredictedTtftScorer;
 import dev.kinference.routing.PrefixOverlapScorer;
+import dev.kinference.routing.PrefixHomeScorer;
 import dev.kinference.routing.PrefixUnderSaturationScorer;
 import dev.kinference.routing.QueueDepthScorer;
 import dev.kinference.routing.Scorer;
@@ -32,6 +33,14 @@ class BuiltInsPassTheKitTest {
     @Override
     protected Scorer createScorer() {
       return new PrefixOverlapScorer();
+    }
+  }
+
+  @Nested
+  class PrefixHome extends ScorerContract {
+    @Override
+    protected Scorer createScorer() {
+      return new PrefixHomeScorer();
     }
   }
 

@@ -1,0 +1,116 @@
+package dev.kinference.routing;
+
+import dev.kinference.cache.ApproximateCacheIndex;
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.FleetListener;
+import java.util.Arrays;
+import java.util.function.LongSupplier;
+
+/**
+ * Once every candidate is saturated ({@link RoutingContext#saturation()}), sends a long prompt that no candidate
+ * holds any of back where the router last sent it, as SGLang's cache-aware router sends every prompt. A prompt is
+ * long on an endpoint when its blocks are at least {@code minCacheShare} of that endpoint's KV cache
+ * ({@code num_gpu_blocks} as scraped; never on an endpoint not yet scraped). For such a prompt an endpoint scores the
+ * fraction of the prompt's blocks it was last sent, as an {@link ApproximateCacheIndex} of the router's own
+ * decisions remembers them; everything else scores 0.
+ *
+ * <p>Why: placed by load, a prompt its servers evicted lands anywhere, and over time each group of prompts sharing
+ * a long prefix spreads over every server. Past saturation a server then runs requests of many groups at once,
+ * needs more distinct prefixes than its cache holds, and runs out of KV memory: with 18,000-token system prompts
+ * at 64 clients the fleet's goodput fell to a tenth of its peak (docs/BENCHMARKS.md). Below saturation spreading
+ * costs little and balances load, and the same score applied there cost the tenant mix 2-3% of its goodput.
+ *
+ * <p>A {@link FleetListener}: the router registers it with its fleet. Thread-safe; {@link #score} allocates only
+ * when a fleet grows past the largest it has scored, and {@link #onRouted} records long prompts only.
+ */
+public final class PrefixHomeScorer implements Scorer, FleetListener {
+
+  /** The default share of an endpoint's KV cache from which a prompt counts as long: a fiftieth. */
+  public static final double DEFAULT_MIN_CACHE_SHARE = 0.02;
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  private static final class Scratch {
+    EndpointState[] candidates = new EndpointState[16];
+    int[] matched = new int[16];
+  }
+
+  private final double minCacheShare;
+  private final ApproximateCacheIndex history;
+
+  /** Public for {@link java.util.ServiceLoader}: the default share, on the system clock. */
+  public PrefixHomeScorer() {
+    this(DEFAULT_MIN_CACHE_SHARE, System::nanoTime);
+  }
+
+  /**
+   * @param minCacheShare the share of an endpoint's KV cache, in (0, 1], from which a prompt counts as long
+   * @param ticker the clock the history ages by (the router's)
+   */
+  public PrefixHomeScorer(double minCacheShare, LongSupplier ticker) {
+    if (!(minCacheShare > 0 && minCacheShare <= 1)) {
+      throw new IllegalArgumentException("minCacheShare must be in (0, 1]: " + minCacheShare);
+    }
+    this.minCacheShare = minCacheShare;
+    this.history = ApproximateCacheIndex.builder().ticker(ticker).build();
+  }
+
+  @Override
+  public String name() {
+    return "prefix-home";
+  }
+
+  @Override
+  public void score(RoutingContext context, double[] scores) {
+    int n = context.candidateCount();
+    Arrays.fill(scores, 0, n, 0.0);
+    boolean anyLong = false;
+    for (int i = 0; i < n; i++) {
+      if (context.matchedBlocks(i) > 0 || !context.saturation().isSaturated(context.candidate(i), context.nowNanos())) {
+        return;
+      }
+      anyLong |= isLong(context, i);
+    }
+    if (!anyLong) {
+      return;
+    }
+    Scratch s = SCRATCH.get();
+    if (s.candidates.length < n) {
+      s.candidates = new EndpointState[Math.max(n, s.candidates.length * 2)];
+      s.matched = new int[s.candidates.length];
+    }
+    for (int i = 0; i < n; i++) {
+      s.candidates[i] = context.candidate(i);
+    }
+    history.lookup(context.prompt().keys(context.blockSize(0)), s.candidates, n, s.matched);
+    for (int i = 0; i < n; i++) {
+      int blocks = context.promptBlocks(i);
+      if (blocks > 0 && isLong(context, i)) {
+        scores[i] = Math.min(1.0, (double) s.matched[i] / blocks);
+      }
+    }
+  }
+
+  @Override
+  public void onRouted(RoutingContext context, int chosen) {
+    if (isLong(context, chosen)) {
+      history.onRouted(context.candidate(chosen), context.prompt().keys(context.blockSize(chosen)));
+    }
+  }
+
+  @Override
+  public void onEndpointAdded(EndpointState endpoint) {
+    history.onEndpointAdded(endpoint);
+  }
+
+  @Override
+  public void onEndpointRemoved(EndpointState endpoint) {
+    history.onEndpointRemoved(endpoint);
+  }
+
+  private boolean isLong(RoutingContext context, int i) {
+    EndpointMetrics m = context.candidate(i).metrics();
+    return m != null && m.numGpuBlocks() > 0 && context.promptBlocks(i) >= minCacheShare * m.numGpuBlocks();
+  }
+}
