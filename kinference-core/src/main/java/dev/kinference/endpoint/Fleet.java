@@ -55,10 +55,18 @@ public final class Fleet {
     return f;
   }
 
-  /** Registers a listener; it is told of the current members at once. */
+  /** Registers a listener; it is told of the current members at once. Registering it again does nothing. */
   public void addListener(FleetListener listener) {
     Objects.requireNonNull(listener, "listener");
     synchronized (updateLock) {
+      // identity, not equals(): two listeners alike are still two listeners
+      for (FleetListener registered : listeners) {
+        @SuppressWarnings("ReferenceEquality")
+        boolean same = registered == listener;
+        if (same) {
+          return;
+        }
+      }
       listeners.add(listener);
       for (EndpointState s : members.values()) {
         listener.onEndpointAdded(s);

@@ -19,10 +19,13 @@ import java.util.function.LongSupplier;
  * a long prefix spreads over every server. Past saturation a server then runs requests of many groups at once,
  * needs more distinct prefixes than its cache holds, and runs out of KV memory: with 18,000-token system prompts
  * at 64 clients the fleet's goodput fell to a tenth of its peak (docs/BENCHMARKS.md). Below saturation spreading
- * costs little and balances load, and the same score applied there cost the tenant mix 2-3% of its goodput.
+ * costs little and balances load, and the same score applied there cost the tenant mix 2-4% of its goodput. It is
+ * for routers with a precise cache index: an approximate index already remembers where prompts were sent, and the
+ * default profile leaves it out there.
  *
- * <p>A {@link FleetListener}: the router registers it with its fleet. Thread-safe; {@link #score} allocates only
- * when a fleet grows past the largest it has scored, and {@link #onRouted} records long prompts only.
+ * <p>A {@link FleetListener}: the router registers it with its fleet, and an instance serves one router (its history
+ * is kept by that fleet's endpoint slots). Thread-safe: {@link #score} and {@link #onRouted} may run concurrently;
+ * in the steady state neither allocates, and {@link #onRouted} records long prompts only.
  */
 public final class PrefixHomeScorer implements Scorer, FleetListener {
 

@@ -128,12 +128,16 @@ public final class Router implements AutoCloseable {
       // candidate is saturated, prefix overlap counts five times over: a miss then also delays all the requests queued
       // behind it, and with the even weight an overloaded fleet slid into misses and lost most of its goodput. Then
       // too, a long prompt cached nowhere goes back where it was last sent: spread by load, groups of long prompts
-      // exhausted every server's KV memory (docs/BENCHMARKS.md has the measurements).
-      this.scorers = new Scorer[] {new PredictedTtftScorer(), new PrefixOverlapScorer(),
+      // exhausted every server's KV memory (docs/BENCHMARKS.md has the measurements). An approximate index already
+      // remembers where prompts were sent, so that term comes with a precise index only.
+      Scorer[] profile = {new PredictedTtftScorer(), new PrefixOverlapScorer(),
           new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(),
           new QueueDepthScorer(DEFAULT_SINCE_SCRAPE_WEIGHT), new PrefixUnderSaturationScorer(),
           new PrefixHomeScorer(PrefixHomeScorer.DEFAULT_MIN_CACHE_SHARE, b.ticker)};
-      this.weights = new double[] {1.0, 1.0, 0.5, 1.0, 0.3, 4.0, 1.0};
+      double[] profileWeights = {1.0, 1.0, 0.5, 1.0, 0.3, 4.0, 1.0};
+      int used = cacheIndex.isPrecise() ? profile.length : profile.length - 1;
+      this.scorers = Arrays.copyOf(profile, used);
+      this.weights = Arrays.copyOf(profileWeights, used);
     } else {
       this.scorers = b.scorers.toArray(new Scorer[0]);
       this.weights = b.weights.stream().mapToDouble(Double::doubleValue).toArray();
@@ -573,7 +577,8 @@ public final class Router implements AutoCloseable {
      * Adds a scorer with a weight. The first call replaces the default profile ({@code predicted-ttft} 1,
      * {@code prefix-overlap} 1, {@code kv-utilization} 0.5 with knee 0.5, {@code session-affinity} 1,
      * {@code queue-depth} 0.3 with requests sent since the last scrape counted at 0.25, {@code
-     * prefix-under-saturation} 4).
+     * prefix-under-saturation} 4, and with a precise cache index {@code prefix-home} 1). A scorer instance serves one
+     * router: several keep state about the router's fleet.
      */
     public Builder scorer(Scorer scorer, double weight) {
       Objects.requireNonNull(scorer, "scorer");

@@ -355,6 +355,25 @@ class RouterTest {
   }
 
   @Test
+  void theLongPromptScoreStandsBackWhenAnyEndpointHoldsThePrompt() throws Exception {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    InferenceRequest request = chat("Long shared context." + words(3, 2000), "q");
+    for (String id : List.of("e0", "e1")) {
+      state(router, id).updateMetrics(EndpointMetrics.of(6, 40, 0.9, clock.get()).withCacheConfig(16, 1000));
+    }
+    String home = router.route(request).endpoint().id();
+    holds(router, home.equals("e0") ? "e1" : "e0", request);
+    assertThat(scoresOf(router.preview(request), "prefix-home")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
+  }
+
+  @Test
+  void theDefaultProfileHasTheLongPromptScoreWithAPreciseIndexOnly() {
+    assertThat(builder(2).cacheIndex(new PreciseCacheIndex()).build().scorerNames()).contains("prefix-home");
+    assertThat(builder(2).build().scorerNames()).as("approximate index").doesNotContain("prefix-home")
+        .contains("prefix-under-saturation");
+  }
+
+  @Test
   void aShortPromptIsNeverSentHomeByTheLongPromptScore() {
     Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
     // a cache of a million blocks: the prompt is far below a fiftieth of it
