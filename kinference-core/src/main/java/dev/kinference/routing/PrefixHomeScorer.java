@@ -12,8 +12,10 @@ import java.util.function.LongSupplier;
  * holds any of back where the router last sent it, as SGLang's cache-aware router sends every prompt. A prompt is
  * long on an endpoint when its blocks are at least {@code minCacheShare} of that endpoint's KV cache
  * ({@code num_gpu_blocks} as scraped; never on an endpoint not yet scraped). For such a prompt an endpoint scores the
- * fraction of the prompt's blocks it was last sent, as an {@link ApproximateCacheIndex} of the router's own
- * decisions remembers them; everything else scores 0.
+ * fraction of the prompt's blocks it was sent, as an {@link ApproximateCacheIndex} of the router's own decisions
+ * remembers them (for two minutes after a prefix was last sent there); everything else scores 0. The history is
+ * looked up with the first candidate's block size: in a fleet of mixed block sizes, endpoints of another size score
+ * 0.
  *
  * <p>Why: placed by load, a prompt its servers evicted lands anywhere, and over time each group of prompts sharing
  * a long prefix spreads over every server. Past saturation a server then runs requests of many groups at once,
