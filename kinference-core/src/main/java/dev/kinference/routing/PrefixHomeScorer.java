@@ -34,12 +34,8 @@ public final class PrefixHomeScorer implements Scorer, FleetListener {
   /** The default share of an endpoint's KV cache from which a prompt counts as long: a fiftieth. */
   public static final double DEFAULT_MIN_CACHE_SHARE = 0.02;
 
-  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-
-  private static final class Scratch {
-    EndpointState[] candidates = new EndpointState[16];
-    int[] matched = new int[16];
-  }
+  /** The history's match per candidate, per thread: the context's own array holds the cache index's. */
+  private static final ThreadLocal<int[]> MATCHED = ThreadLocal.withInitial(() -> new int[16]);
 
   private final double minCacheShare;
   private final ApproximateCacheIndex history;
@@ -70,9 +66,12 @@ public final class PrefixHomeScorer implements Scorer, FleetListener {
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
     Arrays.fill(scores, 0, n, 0.0);
+    if (!context.everyCandidateSaturated()) {
+      return;
+    }
     boolean anyLong = false;
     for (int i = 0; i < n; i++) {
-      if (context.matchedBlocks(i) > 0 || !context.saturation().isSaturated(context.candidate(i), context.nowNanos())) {
+      if (context.matchedBlocks(i) > 0) {
         return;
       }
       anyLong |= isLong(context, i);
@@ -80,19 +79,16 @@ public final class PrefixHomeScorer implements Scorer, FleetListener {
     if (!anyLong) {
       return;
     }
-    Scratch s = SCRATCH.get();
-    if (s.candidates.length < n) {
-      s.candidates = new EndpointState[Math.max(n, s.candidates.length * 2)];
-      s.matched = new int[s.candidates.length];
+    int[] matched = MATCHED.get();
+    if (matched.length < n) {
+      matched = new int[Math.max(n, matched.length * 2)];
+      MATCHED.set(matched);
     }
-    for (int i = 0; i < n; i++) {
-      s.candidates[i] = context.candidate(i);
-    }
-    history.lookup(context.prompt().keys(context.blockSize(0)), s.candidates, n, s.matched);
+    history.lookup(context.prompt().keys(context.blockSize(0)), context.candidateArray(), n, matched);
     for (int i = 0; i < n; i++) {
       int blocks = context.promptBlocks(i);
       if (blocks > 0 && isLong(context, i)) {
-        scores[i] = Math.min(1.0, (double) s.matched[i] / blocks);
+        scores[i] = Math.min(1.0, (double) matched[i] / blocks);
       }
     }
   }

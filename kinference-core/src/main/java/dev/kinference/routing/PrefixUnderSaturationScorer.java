@@ -20,10 +20,7 @@ public final class PrefixUnderSaturationScorer implements Scorer {
   @Override
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
-    boolean allSaturated = n > 0;
-    for (int i = 0; i < n && allSaturated; i++) {
-      allSaturated = context.saturation().isSaturated(context.candidate(i), context.nowNanos());
-    }
+    boolean allSaturated = context.everyCandidateSaturated();
     for (int i = 0; i < n; i++) {
       scores[i] = allSaturated ? PrefixOverlapScorer.fraction(context, i) : 0.0;
     }

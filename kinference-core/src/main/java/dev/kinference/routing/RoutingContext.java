@@ -27,6 +27,8 @@ public final class RoutingContext {
   private long nowNanos;
   private RandomGenerator random;
   private Saturation saturation = Saturation.DEFAULT;
+  /** Whether every candidate is saturated: 0 until first asked for this decision's candidates, then 1 yes, 2 no. */
+  private byte everyCandidateSaturated;
 
   RoutingContext(InferenceRequest placeholderRequest, TokenizedPrompt placeholderPrompt, RandomGenerator random) {
     this.request = placeholderRequest;
@@ -46,7 +48,7 @@ public final class RoutingContext {
       c.setMatched(i, matchedBlocks[i]);
       c.predictedTtft[i] = predictedTtftSeconds[i];
     }
-    c.count = endpoints.length;
+    c.setCount(endpoints.length);
     return c;
   }
 
@@ -58,6 +60,7 @@ public final class RoutingContext {
     this.random = rnd;
     this.saturation = newSaturation;
     this.count = 0;
+    this.everyCandidateSaturated = 0;
   }
 
   void ensureCapacity(int n) {
@@ -81,6 +84,7 @@ public final class RoutingContext {
 
   void setCount(int n) {
     this.count = n;
+    this.everyCandidateSaturated = 0;
   }
 
   void setBlockSize(int i, int blockSize) {
@@ -159,5 +163,20 @@ public final class RoutingContext {
   /** The router's saturation thresholds. */
   public Saturation saturation() {
     return saturation;
+  }
+
+  /**
+   * Whether there is a candidate and every candidate is saturated by {@link #saturation()} now: computed once per
+   * decision, for the scorers that weigh differently once the fleet has no idle capacity left.
+   */
+  public boolean everyCandidateSaturated() {
+    if (everyCandidateSaturated == 0) {
+      boolean all = count > 0;
+      for (int i = 0; i < count && all; i++) {
+        all = saturation.isSaturated(candidates[i], nowNanos);
+      }
+      everyCandidateSaturated = (byte) (all ? 1 : 2);
+    }
+    return everyCandidateSaturated == 1;
   }
 }

@@ -59,8 +59,8 @@ public final class Targets {
             o <= lr * 1.0001));
       }
       for (String other : routers) {
-        // The comparison routers: ours with the approximate index is one of ours, and the oracle is the
-        // upper bound, checked through its hit rate below.
+        // The comparison routers: ours with the approximate index is one of ours, and the oracle, which reads
+        // the servers' true caches, is checked through its hit rate below.
         if (other.equals(ours) || other.equals(Routers.OURS_APPROX) || other.equals(Routers.ORACLE)) {
           continue;
         }
