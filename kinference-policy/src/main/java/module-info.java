@@ -20,6 +20,7 @@ module dev.kinference.policy {
   uses dev.kinference.policy.classify.PersonalDataDetector;
   uses dev.kinference.policy.classify.ComplexityClassifier;
   uses dev.kinference.policy.limits.RateLimitStore;
+  uses dev.kinference.policy.limits.StateStoreFactory;
 
   provides dev.kinference.policy.classify.PersonalDataDetector with
       dev.kinference.policy.classify.BuiltinPersonalDataDetector;

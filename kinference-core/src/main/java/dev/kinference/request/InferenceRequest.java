@@ -24,6 +24,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class InferenceRequest {
 
+  /** The most sequences ({@code n}, {@code best_of}) one request may ask for. */
+  public static final int MAX_SEQUENCES = 128;
+
   private final ApiFormat format;
   private final String model;
   private final List<Message> messages;
@@ -31,6 +34,7 @@ public final class InferenceRequest {
   private final int @Nullable [] promptTokenIds;
   private final List<String> toolsJson;
   private final int maxTokens;
+  private final int sequences;
   private final boolean stream;
   private final @Nullable String cacheSalt;
   private final @Nullable String lora;
@@ -53,6 +57,7 @@ public final class InferenceRequest {
     this.promptTokenIds = b.promptTokenIds == null ? null : b.promptTokenIds.clone();
     this.toolsJson = List.copyOf(b.toolsJson);
     this.maxTokens = b.maxTokens;
+    this.sequences = b.sequences;
     this.stream = b.stream;
     this.cacheSalt = b.cacheSalt;
     this.lora = b.lora;
@@ -79,6 +84,7 @@ public final class InferenceRequest {
     b.promptTokenIds = promptTokenIds;
     b.toolsJson.addAll(toolsJson);
     b.maxTokens = maxTokens;
+    b.sequences = sequences;
     b.stream = stream;
     b.cacheSalt = cacheSalt;
     b.lora = lora;
@@ -128,6 +134,14 @@ public final class InferenceRequest {
   /** The requested output budget ({@code max_tokens}, {@code max_completion_tokens}), or -1 if none was given. */
   public int maxTokens() {
     return maxTokens;
+  }
+
+  /**
+   * How many sequences the server generates, each up to {@link #maxTokens()}: OpenAI's {@code n}, or {@code best_of}
+   * when larger; 1 when neither is given.
+   */
+  public int sequences() {
+    return sequences;
   }
 
   public boolean stream() {
@@ -267,6 +281,7 @@ public final class InferenceRequest {
     private int @Nullable [] promptTokenIds;
     private final List<String> toolsJson = new ArrayList<>();
     private int maxTokens = -1;
+    private int sequences = 1;
     private boolean stream;
     private @Nullable String cacheSalt;
     private @Nullable String lora;
@@ -329,6 +344,15 @@ public final class InferenceRequest {
 
     public Builder tool(String definitionJson) {
       toolsJson.add(Objects.requireNonNull(definitionJson, "definitionJson"));
+      return this;
+    }
+
+    /** Sequences generated (OpenAI's {@code n} or {@code best_of}), 1 to {@value InferenceRequest#MAX_SEQUENCES}. */
+    public Builder sequences(int sequences) {
+      if (sequences < 1 || sequences > MAX_SEQUENCES) {
+        throw new IllegalArgumentException("sequences must be 1 to " + MAX_SEQUENCES + ": " + sequences);
+      }
+      this.sequences = sequences;
       return this;
     }
 

@@ -110,6 +110,7 @@ public final class RequestParser {
     if (maxTokens != null) {
       b.maxTokens(maxTokens);
     }
+    sequences(root, b);
     tools(root, b);
     return b.build();
   }
@@ -256,7 +257,23 @@ public final class RequestParser {
     if (maxTokens != null) {
       b.maxTokens(maxTokens);
     }
+    sequences(root, b);
     return b.build();
+  }
+
+  /**
+   * OpenAI's {@code n} (choices returned) and, for completions, {@code best_of} (sequences generated, of which
+   * {@code n} are returned): the server generates the larger of the two, each up to {@code max_tokens}.
+   */
+  private static void sequences(JsonNode root, InferenceRequest.Builder b) throws InvalidRequestException {
+    Integer n = optionalPositiveInt(root, "n");
+    Integer bestOf = optionalPositiveInt(root, "best_of");
+    int k = Math.max(n == null ? 1 : n, bestOf == null ? 1 : bestOf);
+    if (k > InferenceRequest.MAX_SEQUENCES) {
+      throw new MalformedRequestException(bestOf != null && bestOf == k ? "best_of" : "n",
+          "must be at most " + InferenceRequest.MAX_SEQUENCES);
+    }
+    b.sequences(k);
   }
 
   private static int[] tokenIds(JsonNode array, String path) throws InvalidRequestException {

@@ -78,7 +78,7 @@ class KubernetesCrdsTest {
         Arrays.stream(ExternalProvider.Api.values()).map(ExternalProvider.Api::yamlName).toList());
     JsonNode tenant = schema(crds.get("Tenant")).at("/properties/spec/properties");
     assertThat(enumOf(tenant.at("/budget/properties/period"))).containsExactlyElementsOf(
-        Arrays.stream(Tenant.Period.values()).map(Tenant.Period::yamlName).toList());
+        Arrays.stream(dev.kinference.policy.limits.CalendarPeriod.values()).map(dev.kinference.policy.limits.CalendarPeriod::yamlName).toList());
     JsonNode rule = schema(crds.get("InferencePolicy")).at("/properties/spec/properties/rules/items/properties");
     assertThat(enumOf(rule.at("/action/properties/onSaturation"))).containsExactlyElementsOf(
         Arrays.stream(InferencePolicy.OnSaturation.values()).map(InferencePolicy.OnSaturation::yamlName).toList());

@@ -12,6 +12,7 @@ import dev.kinference.policy.model.ModelAlias;
 import dev.kinference.policy.model.ObjectMeta;
 import dev.kinference.policy.model.Price;
 import dev.kinference.policy.model.Resource;
+import dev.kinference.policy.limits.CalendarPeriod;
 import dev.kinference.policy.model.Tenant;
 import dev.kinference.request.TrafficClass;
 import java.math.BigInteger;
@@ -463,7 +464,7 @@ final class Binder {
     Tenant.Budget budget = null;
     Obj b = spec.obj("budget");
     if (b != null) {
-      Tenant.Period period = b.enumValue("period", Tenant.Period.class, Tenant.Period::yamlName);
+      CalendarPeriod period = b.enumValue("period", CalendarPeriod.class, CalendarPeriod::yamlName);
       if (!b.has("period")) {
         b.missing("period", "hour, day, week or month");
       }
@@ -486,7 +487,7 @@ final class Binder {
         return new Price(in == null ? 0 : in, cached, out == null ? 0 : out);
       });
       b.done();
-      budget = new Tenant.Budget(period == null ? Tenant.Period.MONTH : period, limit == null ? 0 : limit,
+      budget = new Tenant.Budget(period == null ? CalendarPeriod.MONTH : period, limit == null ? 0 : limit,
           currency == null ? "USD" : currency, prices);
     }
     if (keys.isEmpty() && header == null && !spec.has("apiKeys")) {

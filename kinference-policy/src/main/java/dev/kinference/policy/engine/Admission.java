@@ -66,6 +66,13 @@ public final class Admission implements AutoCloseable {
     return tenant;
   }
 
+  /** The currency of this request's cost: its tenant's budget currency, else {@link Governance#DEFAULT_CURRENCY}. */
+  public String currency() {
+    Tenant t = tenantResource;
+    Tenant.Budget b = t == null ? null : t.spec().budget();
+    return b == null ? Governance.DEFAULT_CURRENCY : b.currency();
+  }
+
   /** The model name in accounting (the public model requested). */
   public String model() {
     return model;

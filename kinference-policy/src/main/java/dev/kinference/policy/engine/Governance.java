@@ -10,7 +10,13 @@ import dev.kinference.policy.limits.Demand;
 import dev.kinference.policy.limits.InMemoryRateLimitStore;
 import dev.kinference.policy.limits.RateLimitStore;
 import dev.kinference.policy.limits.Reservation;
+import dev.kinference.policy.limits.StateStoreUnavailableException;
 import dev.kinference.policy.limits.Window;
+import dev.kinference.policy.accounting.UsageEntry;
+import dev.kinference.policy.accounting.UsageQuery;
+import dev.kinference.policy.accounting.UsageTotal;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import dev.kinference.policy.model.ExternalProvider;
 import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.ModelAlias;
@@ -42,6 +48,11 @@ import org.jspecify.annotations.Nullable;
  * {@link InMemoryRateLimitStore}).
  */
 public final class Governance {
+
+  private static final Logger log = LoggerFactory.getLogger(Governance.class);
+
+  /** The currency of usage totals when the tenant has no budget that names one. */
+  public static final String DEFAULT_CURRENCY = "USD";
 
   /** The tenant name used in accounting when the configuration has no tenants. */
   public static final String ANONYMOUS = "anonymous";
@@ -148,9 +159,11 @@ public final class Governance {
         : tl != null && tl.defaultMaxTokens() != null ? tl.defaultMaxTokens() : Tenant.DEFAULT_MAX_TOKENS;
     Tenant.Budget budget = tenant == null ? null : tenant.spec().budget();
     boolean counted = tl != null || ml != null || budget != null;
-    int output = request.maxTokens() > 0 ? request.maxTokens() : defaultMax;
+    int perSequence = request.maxTokens() > 0 ? request.maxTokens() : defaultMax;
+    // n and best_of: the server generates that many sequences, each up to max_tokens
+    int output = (int) Math.min(Integer.MAX_VALUE, (long) perSequence * request.sequences());
     InferenceRequest admitted = request.maxTokens() > 0 || !counted ? request
-        : request.toBuilder().maxTokens(output).build();
+        : request.toBuilder().maxTokens(perSequence).build();
     long tokens = (long) input + output;
     long now = clock.millis();
     List<Demand> demands = new ArrayList<>();
@@ -161,12 +174,9 @@ public final class Governance {
       limits(demands, kinds, ml, "tenant/" + tenant.name() + "/model/" + model,
           "tenant " + tenant.name() + " on model " + model, tokens);
       if (budget != null) {
-        Instant at = Instant.ofEpochMilli(now);
-        long start = budget.period().start(at).toEpochMilli();
-        long end = budget.period().end(at).toEpochMilli();
         long limitMicros = Math.round(budget.limit() * 1e6);
-        demands.add(new Demand("tenant/" + tenant.name() + ":budget", new Window.Period(start, end), limitMicros,
-            price.costMicros(input, 0, output), "the " + adjective(budget.period()) + " budget of "
+        demands.add(new Demand("tenant/" + tenant.name() + ":budget", new Window.Period(budget.period()),
+            limitMicros, price.costMicros(input, 0, output), "the " + budget.period().adjective() + " budget of "
                 + money(limitMicros, budget.currency()) + " of tenant " + tenant.name()));
         kinds.add(Admission.Kind.COST);
       }
@@ -176,14 +186,22 @@ public final class Governance {
         accounting.recordRejected(who, accountedModel);
         String need = kindOf(demands, kinds, d) == Admission.Kind.COST
             ? "an estimated " + money(d.amount(), currency(budget)) : d.amount() + " tokens (~" + input
-                + " input + " + output + " max_tokens)";
+                + " input + " + (request.sequences() > 1 ? request.sequences() + " sequences x " + perSequence
+                    : Integer.toString(output)) + " max_tokens)";
         throw rejected(400, "this request needs " + need + ", more than " + d.description() + " ("
             + (kindOf(demands, kinds, d) == Admission.Kind.COST ? money(d.limit(), currency(budget)) : d.limit())
             + "): it can never be admitted; lower max_tokens or shorten the prompt", null,
             "builtin/limits: larger than " + d.description());
       }
     }
-    Reservation r = demands.isEmpty() ? new Reservation.Granted(List.of(), now) : store.tryReserve(demands, now);
+    Reservation r;
+    try {
+      r = demands.isEmpty() ? new Reservation.Granted(List.of(), now) : store.tryReserve(demands, now);
+    } catch (StateStoreUnavailableException e) {
+      accounting.recordRejected(who, accountedModel);
+      throw rejected(503, "rate limits cannot be checked now: " + e.getMessage(), Duration.ofSeconds(1),
+          "builtin/limits: state store unavailable (failure mode closed)");
+    }
     return switch (r) {
       case Reservation.Refused no -> {
         accounting.recordRejected(who, accountedModel);
@@ -292,26 +310,38 @@ public final class Governance {
 
   void settled(Admission a, Reservation.Granted granted, long[] actual, dev.kinference.routing.Usage usage,
       long costMicros, boolean failed) {
-    if (!granted.demands().isEmpty()) {
-      store.settle(granted, actual, clock.millis());
+    int cached = Math.min(usage.cachedPromptTokens(), usage.promptTokens());
+    UsageEntry entry = new UsageEntry(a.tenant(), a.model(), failed, usage.promptTokens(), cached,
+        usage.completionTokens(), Math.max(0, costMicros), a.currency());
+    try {
+      store.settle(granted, actual, entry, clock.millis());
+    } catch (StateStoreUnavailableException e) {
+      // a bare shared store (not wrapped in ResilientStateStore) that is down: the in-process accounting still has it
+      log.warn("Usage of a request of tenant {} could not be settled in the state store: {}", a.tenant(),
+          e.getMessage());
     }
     accounting.recordRequest(a.tenant(), a.model(), usage, costMicros, failed);
   }
 
-  void cancelled(Admission a, Reservation.Granted granted) {
-    if (!granted.demands().isEmpty()) {
-      store.cancel(granted, clock.millis());
-    }
-    accounting.recordRejected(a.tenant(), a.model());
+  /**
+   * The usage totals kept by the state store (every replica's, when it is shared).
+   *
+   * @throws StateStoreUnavailableException when a shared store cannot be reached
+   */
+  public List<UsageTotal> usage(UsageQuery query) {
+    return store.usage(query);
   }
 
-  private static String adjective(Tenant.Period p) {
-    return switch (p) {
-      case HOUR -> "hourly";
-      case DAY -> "daily";
-      case WEEK -> "weekly";
-      case MONTH -> "monthly";
-    };
+  void cancelled(Admission a, Reservation.Granted granted) {
+    if (!granted.demands().isEmpty()) {
+      try {
+        store.cancel(granted, clock.millis());
+      } catch (StateStoreUnavailableException e) {
+        log.warn("A reservation of tenant {} could not be released in the state store: {}", a.tenant(),
+            e.getMessage());
+      }
+    }
+    accounting.recordRejected(a.tenant(), a.model());
   }
 
   private static String currency(Tenant.@Nullable Budget b) {

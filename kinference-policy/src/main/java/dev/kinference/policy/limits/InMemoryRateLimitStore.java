@@ -6,6 +6,10 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
+import dev.kinference.policy.accounting.UsageEntry;
+import dev.kinference.policy.accounting.UsageQuery;
+import dev.kinference.policy.accounting.UsageTotal;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Counters in this process's memory, named {@code in-memory}.
@@ -15,8 +19,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * over every window of length L. Each counter's time only moves forward: a caller whose clock reading is older than
  * the counter's latest reservation (it read the clock, then waited for the lock) is served at that latest time, and
  * its grant says so ({@link Reservation.Granted#atMillis}). Otherwise a caller late by more than the ring would count
- * buckets that newer reservations had already reused, and exceed the limit. A period counter restarts when a reservation names a new period. A concurrency
- * counter holds reserved amounts until they are settled.
+ * buckets that newer reservations had already reused, and exceed the limit. A period counter restarts when the
+ * counter's time enters a new calendar period. A concurrency counter holds reserved amounts until they are settled.
+ * Usage totals are kept by hour, day and month for as long as the process runs.
  *
  * <p>Thread-safe without a global lock: each counter has its own lock, and a reservation locks the counters it
  * touches in key order (so two reservations never deadlock), checks every demand, then applies them all.
@@ -26,6 +31,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
   private static final int BUCKETS = 61;
 
   private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
+  private final InMemoryUsageTotals usage = new InMemoryUsageTotals();
 
   /** Public for {@link java.util.ServiceLoader}. */
   public InMemoryRateLimitStore() {}
@@ -95,7 +101,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
   }
 
   @Override
-  public void settle(Reservation.Granted granted, long[] actual, long nowMillis) {
+  public void settle(Reservation.Granted granted, long[] actual, @Nullable UsageEntry entry, long nowMillis) {
     List<Demand> demands = granted.demands();
     if (actual.length != demands.size()) {
       throw new IllegalArgumentException("one actual amount per demand: " + demands.size() + " != " + actual.length);
@@ -113,6 +119,34 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
         c.lock.unlock();
       }
     }
+    if (entry != null) {
+      usage.add(entry, nowMillis);
+    }
+  }
+
+  @Override
+  public void absorb(List<Demand> demands, long[] amounts, @Nullable UsageEntry entry, long atMillis) {
+    for (int i = 0; i < demands.size(); i++) {
+      Demand d = demands.get(i);
+      if (d.window() instanceof Window.Concurrent) {
+        continue;
+      }
+      Counter c = counter(d);
+      c.lock.lock();
+      try {
+        c.add(d, Math.max(0, amounts[i]), Math.max(atMillis, c.latestMillis));
+      } finally {
+        c.lock.unlock();
+      }
+    }
+    if (entry != null) {
+      usage.add(entry, atMillis);
+    }
+  }
+
+  @Override
+  public List<UsageTotal> usage(UsageQuery query) {
+    return usage.query(query);
   }
 
   @Override
@@ -152,7 +186,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
       return switch (w) {
         case Window.Sliding s -> slidingSum(s, now);
         // a late caller's older period counts against the current one: periods never go back either
-        case Window.Period p -> p.startMillis() <= periodStart ? periodTotal : 0;
+        case Window.Period p -> p.calendar().startMillis(now) <= periodStart ? periodTotal : 0;
         case Window.Concurrent c -> held;
       };
     }
@@ -171,8 +205,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
           amounts[b] = saturatedAdd(amounts[b], amount);
         }
         case Window.Period p -> {
-          if (p.startMillis() > periodStart) {
-            periodStart = p.startMillis();
+          long start = p.calendar().startMillis(now);
+          if (start > periodStart) {
+            periodStart = start;
             periodTotal = 0;
           }
           periodTotal = saturatedAdd(periodTotal, amount);
@@ -192,7 +227,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
           }
         }
         case Window.Period p -> {
-          if (p.startMillis() == periodStart) {
+          if (p.calendar().startMillis(reservedAt) == periodStart) {
             periodTotal = Math.max(0, saturatedAdd(periodTotal, delta));
           }
         }
@@ -203,7 +238,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
     Duration retryAfter(Demand d, long usedBefore, long now) {
       return switch (d.window()) {
         case Window.Sliding s -> slidingRetry(s, d, usedBefore, now);
-        case Window.Period p -> Duration.ofMillis(Math.max(1, p.endMillis() - now));
+        case Window.Period p -> Duration.ofMillis(Math.max(1, p.calendar().endMillis(now) - now));
         case Window.Concurrent c -> Duration.ofSeconds(1);
       };
     }

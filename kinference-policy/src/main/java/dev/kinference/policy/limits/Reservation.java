@@ -11,11 +11,18 @@ public sealed interface Reservation permits Reservation.Granted, Reservation.Ref
    * Every demand was reserved at {@code atMillis}; settle or cancel it exactly once.
    *
    * @param demands the demands, as reserved
-   * @param atMillis when (the store's sliding windows place the amounts at this time)
+   * @param atMillis when, by the store's clock (its sliding windows and periods place the amounts at this time)
+   * @param ticket what the store needs to settle it besides the demands (a shared store's lease id), or empty
    */
-  record Granted(List<Demand> demands, long atMillis) implements Reservation {
+  record Granted(List<Demand> demands, long atMillis, String ticket) implements Reservation {
     public Granted {
       demands = List.copyOf(demands);
+      Objects.requireNonNull(ticket, "ticket");
+    }
+
+    /** A grant that needs no ticket. */
+    public Granted(List<Demand> demands, long atMillis) {
+      this(demands, atMillis, "");
     }
   }
 

@@ -21,16 +21,20 @@ public sealed interface Window permits Window.Sliding, Window.Period, Window.Con
     public static final Sliding MINUTE = new Sliding(Duration.ofMinutes(1));
   }
 
-  /** Amounts reserved since {@code startMillis}; the count starts again at the next period ({@code endMillis}). */
-  record Period(long startMillis, long endMillis) implements Window {
+  /**
+   * Amounts reserved in the current calendar period (UTC); the count starts again at the next one. The store
+   * computes the period from its own clock, so every replica sharing a store counts the same period.
+   */
+  record Period(CalendarPeriod calendar) implements Window {
     public Period {
-      if (endMillis <= startMillis) {
-        throw new IllegalArgumentException("a period must end after it starts");
-      }
+      Objects.requireNonNull(calendar, "calendar");
     }
   }
 
-  /** Amounts held now: reserved and not yet settled. */
+  /**
+   * Amounts held now: reserved and not yet settled. A shared store holds them as leases that the reserving process
+   * renews while the request runs, so a process that dies frees its slots when its leases expire.
+   */
   record Concurrent() implements Window {
     public static final Concurrent INSTANCE = new Concurrent();
   }

@@ -1,14 +1,7 @@
 package dev.kinference.policy.model;
 
-import java.time.Duration;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
-import java.time.temporal.ChronoUnit;
-import java.time.temporal.TemporalAdjusters;
+import dev.kinference.policy.limits.CalendarPeriod;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -92,60 +85,15 @@ public record Tenant(ObjectMeta metadata, Spec spec) implements Resource {
    *
    * @param period the period
    * @param limit the most the tenant may spend in one period, in {@code currency}
-   * @param currency informational, such as {@code USD}
+   * @param currency the ISO 4217 code the limit and prices are in, such as {@code USD}
    * @param prices per public model name, what the tenant is charged; {@code *} applies to every other model.
    *     Models without a price here are charged at their pool's or provider's price.
    */
-  public record Budget(Period period, double limit, String currency, Map<String, Price> prices) {
+  public record Budget(CalendarPeriod period, double limit, String currency, Map<String, Price> prices) {
     public Budget {
       Objects.requireNonNull(period, "period");
       Objects.requireNonNull(currency, "currency");
       prices = Map.copyOf(prices);
-    }
-  }
-
-  /** A calendar period in UTC; weeks start on Monday. */
-  public enum Period {
-    HOUR,
-    DAY,
-    WEEK,
-    MONTH;
-
-    public String yamlName() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    /** The start of the period containing {@code t}. */
-    public Instant start(Instant t) {
-      ZonedDateTime z = t.atZone(ZoneOffset.UTC);
-      return switch (this) {
-        case HOUR -> z.truncatedTo(ChronoUnit.HOURS).toInstant();
-        case DAY -> z.truncatedTo(ChronoUnit.DAYS).toInstant();
-        case WEEK -> LocalDate.from(z).with(TemporalAdjusters.previousOrSame(java.time.DayOfWeek.MONDAY))
-            .atStartOfDay(ZoneOffset.UTC).toInstant();
-        case MONTH -> LocalDate.from(z).withDayOfMonth(1).atStartOfDay(ZoneOffset.UTC).toInstant();
-      };
-    }
-
-    /** The end (exclusive) of the period containing {@code t}. */
-    public Instant end(Instant t) {
-      ZonedDateTime s = start(t).atZone(ZoneOffset.UTC);
-      return switch (this) {
-        case HOUR -> s.plusHours(1).toInstant();
-        case DAY -> s.plusDays(1).toInstant();
-        case WEEK -> s.plusWeeks(1).toInstant();
-        case MONTH -> s.plusMonths(1).toInstant();
-      };
-    }
-
-    /** The nominal length, for messages. */
-    public Duration nominalLength() {
-      return switch (this) {
-        case HOUR -> Duration.ofHours(1);
-        case DAY -> Duration.ofDays(1);
-        case WEEK -> Duration.ofDays(7);
-        case MONTH -> Duration.ofDays(30);
-      };
     }
   }
 }

@@ -55,7 +55,7 @@ class PolicyLoaderTest {
     assertThat(openai.priceOf("gpt-4o").output()).isEqualTo(10.0);
     Tenant analytics = c.tenant("analytics");
     assertThat(analytics.spec().limits().defaultMaxTokens()).isEqualTo(2048);
-    assertThat(analytics.spec().budget().period()).isEqualTo(Tenant.Period.DAY);
+    assertThat(analytics.spec().budget().period()).isEqualTo(dev.kinference.policy.limits.CalendarPeriod.DAY);
     assertThat(analytics.spec().budget().prices()).containsKeys("chat", "*");
     assertThat(c.tenant("search").spec().modelLimits().get("chat").concurrentRequests()).isEqualTo(32);
     assertThat(c.tenant("support-bot").spec().header().name()).isEqualTo("x-kinference-tenant");

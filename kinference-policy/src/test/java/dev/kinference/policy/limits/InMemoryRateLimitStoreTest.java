@@ -89,25 +89,26 @@ class InMemoryRateLimitStoreTest {
     assertThat(store.tryReserve(List.of(c), 2)).isInstanceOf(Reservation.Granted.class);
   }
 
+  private static final long HOUR = 3_600_000;
+
   @Test
   void periodsRestartAndRefuseUntilTheirEnd() {
-    Demand d1 = new Demand("b", new Window.Period(0, 1000), 100, 80, "budget");
-    assertThat(store.tryReserve(List.of(d1), 10)).isInstanceOf(Reservation.Granted.class);
-    assertThat(store.tryReserve(List.of(d1), 20)).isInstanceOfSatisfying(Reservation.Refused.class,
-        no -> assertThat(no.retryAfter()).isEqualTo(Duration.ofMillis(980)));
-    Demand d2 = new Demand("b", new Window.Period(1000, 2000), 100, 80, "budget");
-    assertThat(store.tryReserve(List.of(d2), 1000)).isInstanceOf(Reservation.Granted.class);
+    Demand d = new Demand("b", new Window.Period(CalendarPeriod.HOUR), 100, 80, "budget");
+    assertThat(store.tryReserve(List.of(d), 10)).isInstanceOf(Reservation.Granted.class);
+    assertThat(store.tryReserve(List.of(d), 20)).isInstanceOfSatisfying(Reservation.Refused.class,
+        no -> assertThat(no.retryAfter()).isEqualTo(Duration.ofMillis(HOUR - 20)));
+    assertThat(store.tryReserve(List.of(d), HOUR)).isInstanceOf(Reservation.Granted.class);
   }
 
-  /** A caller that computed its period before the boundary counts against the new one and does not reset it. */
+  /** A caller whose clock reads the previous period counts against the current one and does not reset it. */
   @Test
   void aLateCallerFromThePreviousPeriodDoesNotWipeTheCurrentOne() {
-    Demand next = new Demand("b", new Window.Period(1000, 2000), 100, 80, "budget");
-    assertThat(store.tryReserve(List.of(next), 1000)).isInstanceOf(Reservation.Granted.class);
-    Demand late = new Demand("b", new Window.Period(0, 1000), 100, 30, "budget");
-    assertThat(store.tryReserve(List.of(late), 999)).as("80 + 30 > 100 in the current period")
+    Demand d = new Demand("b", new Window.Period(CalendarPeriod.HOUR), 100, 80, "budget");
+    assertThat(store.tryReserve(List.of(d), HOUR)).isInstanceOf(Reservation.Granted.class);
+    Demand late = new Demand("b", new Window.Period(CalendarPeriod.HOUR), 100, 30, "budget");
+    assertThat(store.tryReserve(List.of(late), HOUR - 1)).as("80 + 30 > 100 in the current period")
         .isInstanceOf(Reservation.Refused.class);
-    assertThat(store.used("b", new Window.Period(1000, 2000), 1000)).isEqualTo(80);
+    assertThat(store.used("b", new Window.Period(CalendarPeriod.HOUR), HOUR)).isEqualTo(80);
   }
 
   @Test
