@@ -1,100 +1,162 @@
 package dev.kinference.k8s;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 
 /**
- * Renders {@code deploy/helm/kinference} as {@code helm template} would and checks every manifest kind. Helm is
- * not available to the build, so the chart keeps to the part of the template language that is plain
- * substitution ({@code {{ .Values.a.b }}}, {@code {{ .Release.Name }}}, {@code {{ .Release.Namespace }}},
- * {@code {{ .Chart.AppVersion }}}), which this test renders exactly; any other template construct fails the test,
- * so the chart cannot drift beyond what is checked here.
+ * Renders {@code deploy/helm/kinference} as {@code helm install --dry-run} would, manifests and NOTES, and checks
+ * every manifest kind and the state-store settings. Helm is not available to the build, so the chart keeps to the
+ * part of the template language that {@link HelmTemplate} renders (and refuses everything else); where a
+ * {@code helm} binary is installed (on the PATH, or named by {@code KINFERENCE_HELM}), {@link
+ * #rendersAsHelmDoesWhereHelmIsInstalled} checks that both render the same manifests and NOTES for every
+ * {@link #SCENARIOS scenario}, and fail on the same invalid values.
  */
 class HelmChartTest {
 
   static final Path CHART = Path.of("..", "deploy", "helm", "kinference");
-  private static final Pattern ACTION = Pattern.compile("\\{\\{-?\\s*(.*?)\\s*-?}}");
-  private static final Pattern REFERENCE = Pattern.compile("\\.(Values|Release|Chart)((?:\\.[A-Za-z0-9_]+)+)");
 
-  /** Every rendered document, by "Kind/name". */
+  /** Value overrides, by dotted path as with {@code --set}, that the tests and the comparison with Helm use. */
+  static final Map<String, Map<String, Object>> SCENARIOS = scenarios();
+
+  private static Map<String, Map<String, Object>> scenarios() {
+    Map<String, Map<String, Object>> s = new LinkedHashMap<>();
+    s.put("defaults", Map.of());
+    s.put("one replica", Map.of("replicas", 1));
+    s.put("five replicas", Map.of("replicas", 5));
+    s.put("uri", Map.of("stateStore.uri", "rediss://valkey.cache.svc:6380/2", "stateStore.failureMode", "closed"));
+    s.put("uri and password", Map.of("stateStore.uri", "redis://redis.cache:6379",
+        "stateStore.passwordSecret", "redis-auth"));
+    s.put("existing secret", Map.of("stateStore.existingSecret", "kinference-store",
+        "stateStore.existingSecretKey", "url"));
+    s.put("deploy redis", Map.of("stateStore.deployRedis", true));
+    s.put("deploy redis, closed, persistent, password, no network policy", Map.of("stateStore.deployRedis", true,
+        "stateStore.failureMode", "closed", "stateStore.redis.persistence.enabled", true,
+        "stateStore.redis.persistence.storageClass", "fast-ssd", "stateStore.passwordSecret", "redis-auth",
+        "stateStore.redis.networkPolicy", false, "stateStore.redis.image.repository", "valkey/valkey",
+        "stateStore.redis.image.tag", "8-alpine"));
+    s.put("admin key", Map.of("admin.existingSecret", "kinference-admin"));
+    s.put("uri and deploy redis", Map.of("stateStore.uri", "redis://r:6379", "stateStore.deployRedis", true));
+    s.put("uri and existing secret", Map.of("stateStore.uri", "redis://r:6379",
+        "stateStore.existingSecret", "s"));
+    s.put("not a redis uri", Map.of("stateStore.uri", "memory"));
+    s.put("unknown failure mode", Map.of("stateStore.failureMode", "half-open"));
+    s.put("password without a store", Map.of("stateStore.passwordSecret", "redis-auth"));
+    return s;
+  }
+
+  /** What the chart renders: {@code NOTES.txt}'s text and the manifests by "Kind/name". */
+  record Rendered(Map<String, JsonNode> manifests, String notes) {
+
+    JsonNode get(String key) {
+      JsonNode n = manifests.get(key);
+      assertThat(n).as("%s in %s", key, manifests.keySet()).isNotNull();
+      return Objects.requireNonNull(n);
+    }
+
+    /** The gateway container's {@code env}, by name. */
+    Map<String, JsonNode> gatewayEnv() {
+      Map<String, JsonNode> env = new LinkedHashMap<>();
+      get("Deployment/kinference").at("/spec/template/spec/containers/0/env")
+          .forEach(e -> assertThat(env.put(e.path("name").asText(), e)).isNull());
+      return env;
+    }
+  }
+
+  /** Every rendered document, by "Kind/name", with the chart's own values. */
   static Map<String, JsonNode> render(String release, String namespace) throws IOException {
+    return render(release, namespace, Map.of()).manifests();
+  }
+
+  static Rendered render(String release, String namespace, Map<String, Object> overrides) throws IOException {
     Load load = new Load(LoadSettings.builder().build());
     @SuppressWarnings("unchecked")
-    Map<String, Object> values = (Map<String, Object>) load.loadFromString(
-        Files.readString(CHART.resolve("values.yaml")));
+    Map<String, Object> values = (Map<String, Object>) HelmTemplate.asHelmValues(load.loadFromString(
+        Files.readString(CHART.resolve("values.yaml"))));
+    merge(values, nested(overrides));
     @SuppressWarnings("unchecked")
-    Map<String, Object> chart = (Map<String, Object>) load.loadFromString(
+    Map<String, Object> chartYaml = (Map<String, Object>) load.loadFromString(
         Files.readString(CHART.resolve("Chart.yaml")));
+    Map<String, Object> chart = new LinkedHashMap<>();
+    chartYaml.forEach((k, v) -> chart.put(Character.toUpperCase(k.charAt(0)) + k.substring(1), v));
+    Map<String, Object> releaseObject = Map.of("Name", release, "Namespace", namespace, "Service", "Helm",
+        "IsInstall", true, "IsUpgrade", false, "Revision", 1L);
+    Map<String, Object> top = Map.of("Values", values, "Release", releaseObject, "Chart", chart);
     Map<String, JsonNode> out = new TreeMap<>();
+    String notes = "";
     List<Path> templates;
     try (Stream<Path> s = Files.list(CHART.resolve("templates"))) {
-      templates = s.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+      templates = s.sorted().toList();
     }
     for (Path t : templates) {
-      String rendered = substitute(Files.readString(t), t.getFileName().toString(), values, chart, release,
-          namespace);
-      for (Object doc : new Load(LoadSettings.builder().build()).loadAllFromString(rendered)) {
-        if (doc == null) {
-          continue;
-        }
-        JsonNode node = ApiClient.JSON.valueToTree(doc);
-        String key = node.path("kind").asText() + "/" + node.path("metadata").path("name").asText();
-        assertThat(out.put(key, node)).as("duplicate %s", key).isNull();
+      String name = t.getFileName().toString();
+      String rendered = HelmTemplate.render(Files.readString(t), name, top);
+      if (name.equals("NOTES.txt")) {
+        notes = rendered;
+        continue;
       }
+      assertThat(name).as("templates/ holds manifests (*.yaml) and NOTES.txt only").endsWith(".yaml");
+      out.putAll(manifests(rendered));
+    }
+    return new Rendered(out, notes);
+  }
+
+  /** The documents of a YAML stream by "Kind/name", empty ones left out (as Helm leaves them out). */
+  static Map<String, JsonNode> manifests(String yaml) {
+    Map<String, JsonNode> out = new TreeMap<>();
+    for (Object doc : new Load(LoadSettings.builder().build()).loadAllFromString(yaml)) {
+      if (doc == null) {
+        continue;
+      }
+      JsonNode node = ApiClient.JSON.valueToTree(doc);
+      String key = node.path("kind").asText() + "/" + node.path("metadata").path("name").asText();
+      assertThat(out.put(key, node)).as("duplicate %s", key).isNull();
     }
     return out;
   }
 
-  private static String substitute(String text, String file, Map<String, Object> values, Map<String, Object> chart,
-      String release, String namespace) {
-    Matcher m = ACTION.matcher(text);
-    StringBuilder sb = new StringBuilder();
-    while (m.find()) {
-      String expr = m.group(1);
-      Matcher ref = REFERENCE.matcher(expr);
-      assertThat(ref.matches()).as("%s: only plain references are allowed, found {{ %s }}", file, expr).isTrue();
-      String[] path = ref.group(2).substring(1).split("\\.");
-      Object v = switch (ref.group(1)) {
-        case "Release" -> switch (path[0]) {
-          case "Name" -> release;
-          case "Namespace" -> namespace;
-          default -> null;
-        };
-        case "Chart" -> path[0].equals("AppVersion") ? chart.get("appVersion") : chart.get(path[0].toLowerCase(java.util.Locale.ROOT));
-        default -> lookup(values, path);
-      };
-      assertThat(v).as("%s: {{ %s }} has no value", file, expr).isNotNull();
-      assertThat(v).as("%s: {{ %s }} must be a scalar", file, expr).isNotInstanceOfAny(Map.class, List.class);
-      m.appendReplacement(sb, Matcher.quoteReplacement(String.valueOf(v)));
-    }
-    m.appendTail(sb);
-    return sb.toString();
+  /** {@code a.b.c -> v} as {@code {a: {b: {c: v}}}}, numbers as Helm reads them from a values file. */
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> nested(Map<String, Object> dotted) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    dotted.forEach((path, v) -> {
+      String[] keys = path.split("\\.");
+      Map<String, Object> cur = out;
+      for (int i = 0; i < keys.length - 1; i++) {
+        cur = (Map<String, Object>) cur.computeIfAbsent(keys[i], k -> new LinkedHashMap<String, Object>());
+      }
+      cur.put(keys[keys.length - 1], HelmTemplate.asHelmValues(v));
+    });
+    return out;
   }
 
+  /** Helm's coalescing of a values file over the chart's: maps merge, anything else replaces. */
   @SuppressWarnings("unchecked")
-  private static Object lookup(Map<String, Object> values, String[] path) {
-    Object cur = values;
-    for (String p : path) {
-      if (!(cur instanceof Map<?, ?> map)) {
-        return null;
+  private static void merge(Map<String, Object> base, Map<String, Object> over) {
+    over.forEach((k, v) -> {
+      if (v instanceof Map<?, ?> m && base.get(k) instanceof Map<?, ?> b) {
+        merge((Map<String, Object>) b, (Map<String, Object>) m);
+      } else {
+        base.put(k, v);
       }
-      cur = ((Map<String, Object>) map).get(p);
-    }
-    return cur;
+    });
   }
 
   @Test
@@ -201,5 +263,291 @@ class HelmChartTest {
     assertThat(args).contains("--kv-events-config").contains("\\\"publisher\\\": \\\"zmq\\\"")
         .contains("tcp://*:5557");
     assertThat(text).doesNotContain("name: PYTHONHASHSEED");
+  }
+
+  private static Rendered scenario(String name) throws IOException {
+    return render("kinference", "gateway", Objects.requireNonNull(SCENARIOS.get(name), name));
+  }
+
+  private static String text(Map<String, JsonNode> env, String name) {
+    JsonNode e = env.get(name);
+    assertThat(e).as("env %s in %s", name, env.keySet()).isNotNull();
+    assertThat(Objects.requireNonNull(e).has("valueFrom")).as("%s is a plain value", name).isFalse();
+    return e.path("value").asText();
+  }
+
+  private static JsonNode secretRef(Map<String, JsonNode> env, String name) {
+    JsonNode e = env.get(name);
+    assertThat(e).as("env %s in %s", name, env.keySet()).isNotNull();
+    assertThat(Objects.requireNonNull(e).has("value")).as("%s comes from a Secret only", name).isFalse();
+    return e.at("/valueFrom/secretKeyRef");
+  }
+
+  @Test
+  void byDefaultThereIsNoStateStoreAndTheNotesWarnThatLimitsArePerReplica() throws IOException {
+    Rendered r = scenario("defaults");
+    Map<String, JsonNode> env = r.gatewayEnv();
+    assertThat(env.keySet()).containsExactly("KINFERENCE_REPLICAS");
+    assertThat(text(env, "KINFERENCE_REPLICAS")).isEqualTo("3");
+    assertThat(r.manifests().keySet()).noneMatch(k -> k.contains("redis"));
+    assertThat(r.notes())
+        .contains("WARNING: RATE LIMITS, BUDGETS AND USAGE TOTALS ARE PER REPLICA.")
+        .contains("a tenant's\n  5,000 tokens/minute limit admits up to 3 x 5,000 = 15000 tokens/minute")
+        .contains("kinference_state_store_info{store=\"memory\",failure=\"open\"} 1")
+        .contains("--set stateStore.uri=redis://HOST:6379/0").contains("--set stateStore.existingSecret=SECRET")
+        .contains("--set stateStore.deployRedis=true (one Redis pod, not for production)")
+        .contains("http://kinference.gateway.svc:80/v1/chat/completions")
+        .contains("kubectl -n gateway port-forward svc/kinference 8080:80")
+        .contains("none is set: put one in a Secret and name it in admin.existingSecret");
+  }
+
+  @Test
+  void theReplicaCountReachesTheGatewayAndOneReplicaNeedsNoWarning() throws IOException {
+    Rendered five = scenario("five replicas");
+    assertThat(five.get("Deployment/kinference").at("/spec/replicas").asInt()).isEqualTo(5);
+    assertThat(text(five.gatewayEnv(), "KINFERENCE_REPLICAS")).isEqualTo("5");
+    assertThat(five.notes()).contains("each of the 5 replicas counts on its own").contains("5 x 5,000 = 25000");
+    Rendered one = scenario("one replica");
+    assertThat(one.get("Deployment/kinference").at("/spec/replicas").asInt()).isEqualTo(1);
+    assertThat(text(one.gatewayEnv(), "KINFERENCE_REPLICAS")).isEqualTo("1");
+    assertThat(one.notes()).doesNotContain("WARNING").contains("none: each replica counts in its own memory.");
+  }
+
+  @Test
+  void aStoreUriIsPassedWithItsFailureMode() throws IOException {
+    Rendered r = scenario("uri");
+    Map<String, JsonNode> env = r.gatewayEnv();
+    assertThat(env.keySet()).containsExactly("KINFERENCE_REPLICAS", "KINFERENCE_STATE_STORE",
+        "KINFERENCE_STATE_STORE_FAILURE");
+    assertThat(text(env, "KINFERENCE_STATE_STORE")).isEqualTo("rediss://valkey.cache.svc:6380/2");
+    assertThat(text(env, "KINFERENCE_STATE_STORE_FAILURE")).isEqualTo("closed");
+    assertThat(r.manifests().keySet()).noneMatch(k -> k.contains("redis"));
+    assertThat(r.notes()).doesNotContain("WARNING").contains("stateStore.uri, shared by all replicas; failure mode closed")
+        .doesNotContain("valkey.cache").contains("kinference_state_store_up");
+
+    Map<String, JsonNode> withPassword = scenario("uri and password").gatewayEnv();
+    assertThat(text(withPassword, "KINFERENCE_STATE_STORE")).isEqualTo("redis://redis.cache:6379");
+    assertThat(text(withPassword, "KINFERENCE_STATE_STORE_FAILURE")).isEqualTo("open");
+    JsonNode password = secretRef(withPassword, "KINFERENCE_STATE_STORE_PASSWORD");
+    assertThat(password.path("name").asText()).isEqualTo("redis-auth");
+    assertThat(password.path("key").asText()).isEqualTo("password");
+  }
+
+  @Test
+  void aStoreUriWithCredentialsComesFromASecret() throws IOException {
+    Rendered r = scenario("existing secret");
+    Map<String, JsonNode> env = r.gatewayEnv();
+    JsonNode ref = secretRef(env, "KINFERENCE_STATE_STORE");
+    assertThat(ref.path("name").asText()).isEqualTo("kinference-store");
+    assertThat(ref.path("key").asText()).isEqualTo("url");
+    assertThat(text(env, "KINFERENCE_STATE_STORE_FAILURE")).isEqualTo("open");
+    assertThat(env).doesNotContainKey("KINFERENCE_STATE_STORE_PASSWORD");
+    assertThat(r.notes()).doesNotContain("WARNING")
+        .contains("the URI in key url of Secret kinference-store, shared by all replicas; failure mode open.");
+    // The key defaults to "uri".
+    JsonNode byDefault = secretRef(render("kinference", "gateway",
+        Map.of("stateStore.existingSecret", "kinference-store")).gatewayEnv(), "KINFERENCE_STATE_STORE");
+    assertThat(byDefault.path("key").asText()).isEqualTo("uri");
+  }
+
+  @Test
+  void deployRedisRunsOneRedisForTryingAndPointsTheGatewayAtIt() throws IOException {
+    Rendered r = scenario("deploy redis");
+    assertThat(text(r.gatewayEnv(), "KINFERENCE_STATE_STORE")).isEqualTo("redis://kinference-redis.gateway.svc:6379");
+    assertThat(text(r.gatewayEnv(), "KINFERENCE_STATE_STORE_FAILURE")).isEqualTo("open");
+    JsonNode redis = r.get("Deployment/kinference-redis");
+    JsonNode svc = r.get("Service/kinference-redis");
+    assertThat(redis.at("/metadata/namespace").asText()).isEqualTo("gateway");
+    assertThat(redis.at("/spec/replicas").asInt()).isEqualTo(1);
+    assertThat(redis.at("/spec/strategy/type").asText()).isEqualTo("Recreate");
+    JsonNode podLabels = redis.at("/spec/template/metadata/labels");
+    assertThat(selects(svc.at("/spec/selector"), podLabels)).isTrue();
+    assertThat(selects(redis.at("/spec/selector/matchLabels"), podLabels)).isTrue();
+    assertThat(svc.at("/spec/ports/0/port").asInt()).isEqualTo(6379);
+    // The gateway's Service and PodDisruptionBudget do not take the Redis pod for a gateway.
+    assertThat(selects(r.get("Service/kinference").at("/spec/selector"), podLabels)).isFalse();
+    assertThat(selects(r.get("PodDisruptionBudget/kinference").at("/spec/selector/matchLabels"), podLabels))
+        .isFalse();
+    JsonNode pod = redis.at("/spec/template/spec");
+    assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+    assertThat(pod.at("/securityContext/runAsUser").asInt()).isPositive();
+    JsonNode c = pod.at("/containers/0");
+    assertThat(c.at("/image").asText()).isEqualTo("redis:7-alpine");
+    assertThat(c.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+    assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
+    assertThat(c.at("/volumeMounts/0/mountPath").asText()).isEqualTo("/data");
+    assertThat(pod.at("/volumes/0/emptyDir").isObject()).isTrue();
+    assertThat(strings(c.at("/args"))).containsExactly("--protected-mode", "no", "--save", "", "--appendonly", "no");
+    assertThat(c.has("env")).isFalse();
+    // Only the gateway's pods may reach it.
+    JsonNode np = r.get("NetworkPolicy/kinference-redis");
+    assertThat(np.at("/spec/podSelector/matchLabels")).isEqualTo(redis.at("/spec/selector/matchLabels"));
+    assertThat(np.at("/spec/ingress/0/from/0/podSelector/matchLabels"))
+        .isEqualTo(r.get("Deployment/kinference").at("/spec/selector/matchLabels"));
+    assertThat(r.manifests()).doesNotContainKey("PersistentVolumeClaim/kinference-redis");
+    assertThat(r.notes()).doesNotContain("WARNING")
+        .contains("the chart's Redis, redis://kinference-redis.gateway.svc:6379, shared by all replicas")
+        .contains("is for trying the chart only, NOT for production")
+        .contains("While it is down the gateway\n  admits limit/3 per replica (failure mode open).")
+        .contains("usage totals and counters are lost when it restarts")
+        .contains("a managed Redis/Valkey, Sentinel or Cluster");
+  }
+
+  @Test
+  void deployRedisKeepsUsageOnAVolumeAndTakesThePasswordWhenAsked() throws IOException {
+    Rendered r = scenario("deploy redis, closed, persistent, password, no network policy");
+    JsonNode redis = r.get("Deployment/kinference-redis");
+    JsonNode c = redis.at("/spec/template/spec/containers/0");
+    assertThat(c.at("/image").asText()).isEqualTo("valkey/valkey:8-alpine");
+    assertThat(strings(c.at("/args"))).containsExactly("--protected-mode", "no", "--appendonly", "yes",
+        "--appendfsync", "everysec", "--requirepass", "$(REDIS_PASSWORD)");
+    assertThat(c.at("/env/0/name").asText()).isEqualTo("REDIS_PASSWORD");
+    assertThat(c.at("/env/0/valueFrom/secretKeyRef/name").asText()).isEqualTo("redis-auth");
+    JsonNode pvc = r.get("PersistentVolumeClaim/kinference-redis");
+    assertThat(redis.at("/spec/template/spec/volumes/0/persistentVolumeClaim/claimName").asText())
+        .isEqualTo("kinference-redis");
+    assertThat(pvc.at("/spec/storageClassName").asText()).isEqualTo("fast-ssd");
+    assertThat(pvc.at("/spec/resources/requests/storage").asText()).isEqualTo("1Gi");
+    assertThat(r.manifests()).doesNotContainKey("NetworkPolicy/kinference-redis");
+    Map<String, JsonNode> env = r.gatewayEnv();
+    assertThat(text(env, "KINFERENCE_STATE_STORE_FAILURE")).isEqualTo("closed");
+    assertThat(secretRef(env, "KINFERENCE_STATE_STORE_PASSWORD").path("name").asText()).isEqualTo("redis-auth");
+    assertThat(r.notes()).contains("While it is down the gateway\n  answers 503 (failure mode closed).").doesNotContain("lost when");
+    // Without a storage class the cluster's default is used: the field is left out, not set empty.
+    JsonNode defaultClass = render("kinference", "gateway", Map.of("stateStore.deployRedis", true,
+        "stateStore.redis.persistence.enabled", true)).get("PersistentVolumeClaim/kinference-redis");
+    assertThat(defaultClass.at("/spec").has("storageClassName")).isFalse();
+  }
+
+  @Test
+  void theAdminKeyComesFromASecret() throws IOException {
+    Rendered r = scenario("admin key");
+    JsonNode ref = secretRef(r.gatewayEnv(), "KINFERENCE_ADMIN_KEY");
+    assertThat(ref.path("name").asText()).isEqualTo("kinference-admin");
+    assertThat(ref.path("key").asText()).isEqualTo("admin-key");
+    assertThat(r.notes()).contains("from key admin-key of Secret kinference-admin")
+        .contains("kubectl -n gateway get secret kinference-admin -o jsonpath='{.data.admin-key}' | base64 -d");
+  }
+
+  @Test
+  void contradictoryStateStoreValuesAreRefused() {
+    Map<String, String> messages = Map.of(
+        "uri and deploy redis", "stateStore: set at most one of uri, existingSecret and deployRedis",
+        "uri and existing secret", "stateStore: set at most one of uri, existingSecret and deployRedis",
+        "not a redis uri", "stateStore.uri: redis://HOST:PORT[/DB] or rediss://HOST:PORT[/DB]",
+        "unknown failure mode", "stateStore.failureMode: open or closed",
+        "password without a store", "stateStore.passwordSecret: a password needs a store");
+    messages.forEach((name, message) -> assertThatThrownBy(() -> scenario(name))
+        .as(name).isInstanceOf(HelmTemplate.RenderException.class).hasMessageContaining(message));
+  }
+
+  @Test
+  void everyStateStoreManifestIsLabelledForTheRelease() throws IOException {
+    Rendered r = scenario("deploy redis, closed, persistent, password, no network policy");
+    List<String> kinds = new ArrayList<>();
+    r.manifests().values().forEach(d -> kinds.add(d.path("kind").asText()));
+    assertThat(kinds).containsExactlyInAnyOrder("ConfigMap", "Deployment", "Deployment", "PodDisruptionBudget",
+        "PersistentVolumeClaim", "Role", "Role", "RoleBinding", "RoleBinding", "Service", "Service",
+        "ServiceAccount");
+    for (JsonNode d : r.manifests().values()) {
+      assertThat(d.path("metadata").path("name").asText()).startsWith("kinference");
+      assertThat(d.path("metadata").path("labels").path("app.kubernetes.io/instance").asText())
+          .isEqualTo("kinference");
+    }
+  }
+
+  @Test
+  void theRendererKeepsToHelmsRules() {
+    Map<String, Object> top = Map.of("Values", HelmTemplate.asHelmValues(Map.of("n", 3, "s", "a\"b", "e", "")),
+        "Release", Map.of("Name", "r"), "Chart", Map.of());
+    assertThat(HelmTemplate.render("a:\n  {{- if gt (int .Values.n) 1 }} x {{ .Values.n }}\n{{- end }} !\n", "t",
+        top)).isEqualTo("a: x 3 !\n");
+    assertThat(HelmTemplate.render("{{ .Values.s | quote }} {{ .Values.e | default \"d\" }} {{ mul 2 .Values.n }}"
+        + "{{/* a comment */}}{{ if .Values.e }}1{{ else if eq .Values.s \"x\" \"a\\\"b\" }}2{{ else }}3{{ end }}",
+        "t", top)).isEqualTo("\"a\\\"b\" d 62");
+    // As in Helm: values-file numbers are float64, which Go does not compare with an int.
+    assertThatThrownBy(() -> HelmTemplate.render("{{ if gt .Values.n 1 }}{{ end }}", "t", top))
+        .hasMessageContaining("incompatible types for comparison: float64 and int");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ .Values.missing }}", "t", top)).hasMessageContaining("no value");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ .Values.missing.deeper }}", "t", top))
+        .hasMessageContaining("nil pointer evaluating .Values.missing.deeper");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ range .Values.s }}{{ end }}", "t", top))
+        .hasMessageContaining("beyond what this chart may use");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ toYaml .Values }}", "t", top))
+        .hasMessageContaining("function toYaml is beyond what this chart may use");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ if .Values.n }}", "t", top))
+        .hasMessageContaining("without {{ end }}");
+  }
+
+  /**
+   * With a {@code helm} at hand, {@code helm install --dry-run=client -o json} of every scenario gives the
+   * manifests and NOTES this test renders, or fails with the same message. Helm 3.13 or later.
+   */
+  @Test
+  void rendersAsHelmDoesWhereHelmIsInstalled() throws Exception {
+    String helm = helmBinary();
+    assumeTrue(helm != null, "no helm on the PATH nor in KINFERENCE_HELM");
+    Path dir = Files.createTempDirectory("helm-values");
+    try {
+      for (Map.Entry<String, Map<String, Object>> s : SCENARIOS.entrySet()) {
+        Path values = dir.resolve("values.json");
+        Files.writeString(values, ApiClient.JSON.writeValueAsString(nested(s.getValue())));
+        Process p = new ProcessBuilder(Objects.requireNonNull(helm), "install", "kinference", CHART.toString(),
+            "--namespace", "gateway", "--dry-run=client", "--output", "json", "--values", values.toString())
+            .redirectError(dir.resolve("stderr").toFile()).redirectOutput(dir.resolve("stdout").toFile()).start();
+        assertThat(p.waitFor(2, TimeUnit.MINUTES)).as("helm ran in time").isTrue();
+        String out = Files.readString(dir.resolve("stdout"));
+        String err = Files.readString(dir.resolve("stderr"));
+        Rendered ours;
+        try {
+          ours = render("kinference", "gateway", s.getValue());
+        } catch (HelmTemplate.RenderException e) {
+          assertThat(p.exitValue()).as("%s: helm fails too", s.getKey()).isNotZero();
+          assertThat(err).as(s.getKey()).contains(e.getMessage());
+          continue;
+        }
+        assertThat(p.exitValue()).as("%s: %s", s.getKey(), err).isZero();
+        JsonNode release = ApiClient.JSON.readTree(out);
+        assertThat(manifests(release.path("manifest").asText())).as(s.getKey()).isEqualTo(ours.manifests());
+        assertThat(release.at("/info/notes").asText()).as(s.getKey()).isEqualTo(ours.notes());
+      }
+    } finally {
+      try (Stream<Path> files = Files.list(dir)) {
+        for (Path f : files.toList()) {
+          Files.delete(f);
+        }
+      }
+      Files.delete(dir);
+    }
+  }
+
+  private static @Nullable String helmBinary() {
+    String named = System.getenv("KINFERENCE_HELM");
+    if (named != null && !named.isBlank()) {
+      return named;
+    }
+    for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+      if (!d.isEmpty() && Files.isExecutable(Path.of(d, "helm"))) {
+        return Path.of(d, "helm").toString();
+      }
+    }
+    return null;
+  }
+
+  /** Whether a Service or label selector selects pods with these labels. */
+  private static boolean selects(JsonNode selector, JsonNode labels) {
+    assertThat(selector.size()).isPositive();
+    for (Map.Entry<String, JsonNode> e : selector.properties()) {
+      if (!labels.path(e.getKey()).asText().equals(e.getValue().asText())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(a -> out.add(a.asText()));
+    return out;
   }
 }
