@@ -1070,8 +1070,9 @@ final class Exchange implements AdmissionQueue.Waiter {
         x -> finish(status, endpoint, Usage.UNKNOWN, errorType, x)));
   }
 
-  private void done(Attempt a, int status, Usage usage, @Nullable String errorType) {
+  private void done(Attempt a, int status, Usage reported, @Nullable String errorType) {
     Endpoint e = a.endpoint();
+    Usage usage = charged(a, reported);
     double cost = g.cost(e, usage);
     Reservation r = reservation;
     if (r != null) {
@@ -1082,6 +1083,24 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
     finishWith(status, e, usage, cost, errorType,
         "client_disconnect".equals(errorType) ? new IOException("client disconnected") : null);
+  }
+
+  /**
+   * What a request that reached a server is charged, the one figure its reservation settles to and its usage record,
+   * access log and metrics show: the server's report when it sent a whole one; otherwise (a stream cut off by the
+   * client or the upstream, or sent without usage) the prompt, which the server prefilled, as the router counted it,
+   * and the output tokens already relayed, counted from the chunks.
+   */
+  private static Usage charged(Attempt a, Usage reported) {
+    StreamTranslator t = a.translator;
+    boolean whole = t == null ? reported.promptTokens() + reported.completionTokens() > 0
+        : t.complete() && reported.completionTokens() > 0;
+    if (whole) {
+      return reported;
+    }
+    int input = reported.promptTokens() > 0 ? reported.promptTokens() : a.decision.promptTokens();
+    int output = Math.max(reported.completionTokens(), t == null ? 0 : t.outputEvents());
+    return new Usage(input, Math.min(reported.cachedPromptTokens(), input), output);
   }
 
   private void finish(int status, @Nullable Endpoint endpoint, Usage usage, String errorType,

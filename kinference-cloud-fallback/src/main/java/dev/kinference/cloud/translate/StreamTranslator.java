@@ -31,6 +31,13 @@ public interface StreamTranslator {
   /** The message of an error event the upstream sent, or null. */
   @Nullable String upstreamError();
 
+  /**
+   * Upstream events that carried generated tokens so far. vLLM sends one token per event (unless its stream
+   * interval is raised) and providers a few, so this is how many output tokens were relayed when no usage arrived:
+   * a stream cut off before its usage report is charged for them.
+   */
+  int outputEvents();
+
   /** The usage reported so far; complete once {@link #complete()}. */
   Usage usage();
 

@@ -18,6 +18,12 @@ final class Streams {
     @Nullable String error;
     Usage usage = Usage.UNKNOWN;
     @Nullable String finishReason;
+    int outputEvents;
+
+    @Override
+    public int outputEvents() {
+      return outputEvents;
+    }
 
     @Override
     public boolean sawContent() {
@@ -102,6 +108,7 @@ final class Streams {
         }
       }
       content = true;
+      outputEvents++;
       out.accept(raw);
     }
 
@@ -132,7 +139,11 @@ final class Streams {
             usage = u;
           }
         }
-        case "content_block_start", "content_block_delta", "content_block_stop" -> content = true;
+        case "content_block_start", "content_block_stop" -> content = true;
+        case "content_block_delta" -> {
+          content = true;
+          outputEvents++;
+        }
         case "message_delta" -> {
           content = true;
           ObjectNode o = Json.parseObject(event.data());
@@ -195,6 +206,9 @@ final class Streams {
       }
       for (JsonNode choice : chunk.path("choices")) {
         JsonNode delta = choice.path("delta");
+        if (delta.isObject() && !delta.isEmpty()) {
+          outputEvents++;
+        }
         String reasoning = Json.text(delta, "reasoning_content");
         if (reasoning == null) {
           reasoning = Json.text(delta, "reasoning");
@@ -359,6 +373,7 @@ final class Streams {
         }
         case "content_block_delta" -> {
           content = true;
+          outputEvents++;
           JsonNode d = o.path("delta");
           switch (d.path("type").asText()) {
             case "text_delta" -> out.accept(chunk(Json.object().put("content", d.path("text").asText()), null));
