@@ -138,20 +138,37 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (session != null && !session.isBlank()) {
       b.sessionId(session);
     }
+    // The tenant's traffic policy gives the class and priority; the headers (and a body's priority) only choose
+    // within it, clamped. Policy rules (setPriority) apply later and are not clamped.
+    var traffic = g.guard.traffic(caller);
     String priority = request.getHeaders().get("x-kinference-priority");
+    var json = parsed.body();
+    String priorityFrom = priority != null ? "x-kinference-priority"
+        : json != null && json.hasNonNull("priority") ? "priority" : null;
+    int askedPriority = parsed.priority();
     if (priority != null) {
       try {
-        b.priority(Integer.parseInt(priority.trim()));
+        askedPriority = Integer.parseInt(priority.trim());
       } catch (NumberFormatException e) {
         respondError(400, "header x-kinference-priority must be an integer", null, null, "client_error");
         return;
       }
     }
+    if (priorityFrom == null) {
+      b.priority(traffic.priority());
+    } else {
+      int p = traffic.clampPriority(askedPriority);
+      if (p != askedPriority) {
+        g.metrics.clamps.priority(caller.tenantLabel(), priorityFrom, askedPriority, p);
+      }
+      b.priority(p);
+    }
     String trafficClass = request.getHeaders().get("x-kinference-traffic-class");
+    TrafficClass askedClass = null;
     if (trafficClass != null) {
       switch (trafficClass.trim().toLowerCase(Locale.ROOT)) {
-        case "batch" -> b.trafficClass(TrafficClass.BATCH);
-        case "interactive" -> b.trafficClass(TrafficClass.INTERACTIVE);
+        case "batch" -> askedClass = TrafficClass.BATCH;
+        case "interactive" -> askedClass = TrafficClass.INTERACTIVE;
         default -> {
           respondError(400, "header x-kinference-traffic-class must be interactive or batch", null, null,
               "client_error");
@@ -159,6 +176,11 @@ final class Exchange implements AdmissionQueue.Waiter {
         }
       }
     }
+    TrafficClass servedClass = traffic.classFor(askedClass);
+    if (askedClass != null && servedClass != askedClass) {
+      g.metrics.clamps.trafficClass(caller.tenantLabel(), "x-kinference-traffic-class", askedClass, servedClass);
+    }
+    b.trafficClass(servedClass);
     String requestId = request.getHeaders().get("x-request-id");
     if (requestId != null) {
       b.header("x-request-id", requestId);

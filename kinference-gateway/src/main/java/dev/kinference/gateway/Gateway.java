@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * endpoint is healthy), {@code /metrics} (Prometheus). A request goes through, in order:
  * <ol>
  *   <li>authentication by the {@link RequestGuard} (401/403), then the body, read up to the parser's limit
- *       (413) and parsed (400);</li>
+ *       (413) and parsed (400); the traffic class and priority are the caller's ({@link RequestGuard#traffic}),
+ *       which headers {@code x-kinference-traffic-class} and {@code x-kinference-priority} only choose within
+ *       (clamped; 400 when not a class or an integer);</li>
  *   <li>admission by the guard: model permissions and limits, reserved before the request (403/429 with
  *       {@code Retry-After});</li>
  *   <li>the router's decision (policy rules, candidates, cache-aware scoring; 404 for an unknown model, the

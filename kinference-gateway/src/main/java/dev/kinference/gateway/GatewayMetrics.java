@@ -42,6 +42,13 @@ final class GatewayMetrics {
       "Requests served by an external provider.", "tenant", "model", "endpoint");
   final Metrics.Counter rateLimited = registry.counter("kinference_gateway_rate_limit_refusals_total",
       "Requests refused with 429 by a tenant limit.", "tenant", "model");
+  final Metrics.Counter headerClamped = registry.counter("kinference_gateway_header_clamped_total",
+      "Requests whose x-kinference-priority or x-kinference-traffic-class (or body priority) asked for more than "
+          + "their tenant's traffic policy allows, and were clamped to it, by tenant and header (priority: the "
+          + "body's field).",
+      "tenant", "header");
+  /** Counts and logs (rate-limited) the clamped headers. */
+  final HeaderClamps clamps = new HeaderClamps(headerClamped, System::nanoTime);
   final Metrics.Counter queued = registry.counter("kinference_gateway_queued_total",
       "Requests that waited in the gateway queue because every endpoint they may use was saturated, by outcome "
           + "(dispatched, timeout, full, cancelled).",

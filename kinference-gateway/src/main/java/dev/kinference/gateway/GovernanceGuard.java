@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link RequestGuard} backed by the policy module's {@link Governance}: callers are the configuration's Tenants
  * (API keys as {@code Authorization: Bearer} or {@code x-api-key}, or a tenant header), admission reserves their
- * rate limits and budget before routing, and settlement corrects the reservation with the real usage and records
- * it in the governance's accounting. Thread-safe.
+ * rate limits and budget before routing, settlement corrects the reservation with the real usage and records
+ * it in the governance's accounting, and a tenant's {@code traffic} bounds the class and priority its requests may
+ * ask for. Thread-safe.
  */
 public final class GovernanceGuard implements RequestGuard {
 
@@ -99,5 +100,13 @@ public final class GovernanceGuard implements RequestGuard {
     }
     List<String> all = cfg.publicModels();
     return all.isEmpty() ? null : all;
+  }
+
+  /** The caller's tenant's traffic policy; {@link Tenant.Traffic#DEFAULT} for an anonymous or unknown caller. */
+  @Override
+  public Tenant.Traffic traffic(Caller caller) {
+    String tenant = caller.tenant();
+    Tenant t = tenant == null ? null : governance.config().tenant(tenant);
+    return t == null ? Tenant.Traffic.DEFAULT : t.spec().traffic();
   }
 }

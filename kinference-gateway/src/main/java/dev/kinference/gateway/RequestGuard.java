@@ -1,5 +1,6 @@
 package dev.kinference.gateway;
 
+import dev.kinference.policy.model.Tenant;
 import dev.kinference.request.ApiFormat;
 import dev.kinference.request.InferenceRequest;
 import dev.kinference.routing.RequestRejectedException;
@@ -51,4 +52,13 @@ public interface RequestGuard {
 
   /** The model names {@code caller} may use, for {@code GET /v1/models}; null lists every model served. */
   @Nullable List<String> models(Caller caller);
+
+  /**
+   * The traffic class and priority {@code caller}'s requests get, within which the {@code x-kinference-traffic-class}
+   * and {@code x-kinference-priority} headers may choose. By default {@link Tenant.Traffic#DEFAULT}: interactive
+   * unless batch is asked for, priority 0 and no higher.
+   */
+  default Tenant.Traffic traffic(Caller caller) {
+    return Tenant.Traffic.DEFAULT;
+  }
 }

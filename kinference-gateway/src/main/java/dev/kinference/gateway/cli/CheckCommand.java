@@ -4,6 +4,7 @@ import dev.kinference.policy.check.Explainer;
 import dev.kinference.policy.check.PolicyChecker;
 import dev.kinference.policy.config.LoadResult;
 import dev.kinference.policy.config.PolicyConfig;
+import dev.kinference.policy.model.Tenant;
 import dev.kinference.request.ApiFormat;
 import dev.kinference.request.InferenceRequest;
 import dev.kinference.request.InvalidRequestException;
@@ -51,7 +52,8 @@ public final class CheckCommand implements Callable<Integer> {
       description = "Format of the request body: openai-chat, openai-completions or anthropic (default: ${DEFAULT-VALUE}).")
   String format = "openai-chat";
 
-  @Option(names = "--batch", description = "Explain the request as batch traffic.")
+  @Option(names = "--batch",
+      description = "Explain the request as batch traffic (default: the tenant's traffic.defaultClass).")
   boolean batch;
 
   @Option(names = "--session", paramLabel = "ID", description = "The explained request's session id.")
@@ -105,9 +107,13 @@ public final class CheckCommand implements Callable<Integer> {
       return 2;
     }
     InferenceRequest.Builder b = request.toBuilder().tenant(tenant);
-    if (batch) {
-      b.trafficClass(TrafficClass.BATCH);
-    }
+    // as the gateway does: the tenant's traffic policy gives the class and priority, the request chooses within it
+    Tenant t = tenant == null ? null : config.tenant(tenant);
+    Tenant.Traffic traffic = t == null ? Tenant.Traffic.DEFAULT : t.spec().traffic();
+    b.trafficClass(traffic.classFor(batch ? TrafficClass.BATCH : null));
+    var json = request.body();
+    b.priority(json != null && json.hasNonNull("priority") ? traffic.clampPriority(request.priority())
+        : traffic.priority());
     if (session != null) {
       b.sessionId(session);
     }

@@ -45,6 +45,13 @@ class CheckCommandTest {
     CliRun batch = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
         "--tenant", "analytics", "--batch");
     assertThat(batch.out()).contains("default/batch-tier: admitBelow", "setPriority -10", "route: 10.0.0.1");
+    CliRun byDefault = CliRun.of("check", EXAMPLES.toString(), "--explain",
+        EXAMPLES.resolve("request.json").toString(), "--tenant", "analytics");
+    assertThat(byDefault.out()).as("analytics is batch by its traffic.defaultClass")
+        .contains("tenant analytics, batch, priority 0", "default/batch-tier: admitBelow");
+    CliRun search = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
+        "--tenant", "search");
+    assertThat(search.out()).contains("tenant search, interactive, priority 0").doesNotContain("batch-tier");
   }
 
   @Test

@@ -490,11 +490,44 @@ final class Binder {
       budget = new Tenant.Budget(period == null ? CalendarPeriod.MONTH : period, limit == null ? 0 : limit,
           currency == null ? "USD" : currency, prices);
     }
+    Tenant.Traffic traffic = Tenant.Traffic.DEFAULT;
+    Obj t = spec.obj("traffic");
+    if (t != null) {
+      traffic = traffic(t);
+    }
     if (keys.isEmpty() && header == null && !spec.has("apiKeys")) {
       warn(spec.pos, spec.path, "no apiKeys and no header: callers can only be mapped to this tenant by code");
     }
     spec.done();
-    return new Tenant(meta, new Tenant.Spec(keys, header, models, limits, modelLimits, budget));
+    return new Tenant(meta, new Tenant.Spec(keys, header, models, limits, modelLimits, budget, traffic));
+  }
+
+  private Tenant.Traffic traffic(Obj t) {
+    TrafficClass defaultClass = t.enumValue("defaultClass", TrafficClass.class, Binder::className);
+    List<TrafficClass> allowed = t.enumList("allowedClasses", TrafficClass.class, Binder::className);
+    Long priority = t.integer("priority", Tenant.Traffic.MIN_PRIORITY, Tenant.Traffic.MAX_PRIORITY);
+    Long maxPriority = t.integer("maxPriority", Tenant.Traffic.MIN_PRIORITY, Tenant.Traffic.MAX_PRIORITY);
+    TrafficClass def = defaultClass == null ? TrafficClass.INTERACTIVE : defaultClass;
+    if (t.has("allowedClasses") && t.errorsBefore == errors && !allowed.contains(def)
+        && def != TrafficClass.BATCH) {
+      error(t.pos("allowedClasses"), t.child("allowedClasses"), (t.has("defaultClass") ? "does not include "
+          + "defaultClass " + className(def) : "does not include " + className(def) + ", the defaultClass when none "
+          + "is given") + ": add it, or set defaultClass: batch");
+    }
+    int p = priority == null ? 0 : priority.intValue();
+    int max = maxPriority == null ? p : maxPriority.intValue();
+    if (max < p) {
+      error(t.pos("maxPriority"), t.child("maxPriority"), "maxPriority " + max + " is below priority " + p
+          + (t.has("priority") ? "" : " (the default)") + ": it must be at least the priority of a request that "
+          + "does not ask for one");
+      max = p;
+    }
+    t.done();
+    return new Tenant.Traffic(def, Set.copyOf(allowed), p, max);
+  }
+
+  private static String className(TrafficClass c) {
+    return c.name().toLowerCase(Locale.ROOT);
   }
 
   private List<Tenant.ApiKey> inlineKeys(Obj spec) {

@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Mapping: strings, {@link URI} and {@link Duration} (written {@code 30s}) are {@code string}; {@code int} and
  * {@code long} are {@code integer}; {@code double} is {@code number}; enums are {@code string} with their YAML
- * names; lists are {@code array}; string-keyed maps are {@code object} with {@code additionalProperties}; records
+ * names; lists and sets are {@code array}; string-keyed maps are {@code object} with {@code additionalProperties}; records
  * are {@code object} with {@code properties}. Stateless; thread-safe.
  */
 public final class ResourceSchemas {
@@ -78,7 +78,7 @@ public final class ResourceSchemas {
     Map<String, Object> s = new LinkedHashMap<>();
     if (t instanceof ParameterizedType p) {
       Class<?> raw = (Class<?>) p.getRawType();
-      if (List.class.isAssignableFrom(raw)) {
+      if (List.class.isAssignableFrom(raw) || Set.class.isAssignableFrom(raw)) {
         s.put("type", "array");
         s.put("items", schemaOf(p.getActualTypeArguments()[0]));
         return s;

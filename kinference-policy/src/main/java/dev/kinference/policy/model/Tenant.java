@@ -1,13 +1,18 @@
 package dev.kinference.policy.model;
 
 import dev.kinference.policy.limits.CalendarPeriod;
+import dev.kinference.request.TrafficClass;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A caller of the gateway: how it is recognised, which models it may use, its rate limits and its budget.
+ * A caller of the gateway: how it is recognised, which models it may use, its rate limits, its budget, and the
+ * traffic class and priority its requests get.
  */
 public record Tenant(ObjectMeta metadata, Spec spec) implements Resource {
 
@@ -38,13 +43,75 @@ public record Tenant(ObjectMeta metadata, Spec spec) implements Resource {
    * @param limits limits over all of the tenant's requests, or null for none
    * @param modelLimits limits per public model name, on top of {@code limits}
    * @param budget spending limit over a period, or null for none
+   * @param traffic the traffic class and priority of the tenant's requests ({@link Traffic#DEFAULT} when not
+   *     configured)
    */
   public record Spec(List<ApiKey> apiKeys, @Nullable HeaderMatch header, List<String> models,
-      @Nullable RateLimits limits, Map<String, RateLimits> modelLimits, @Nullable Budget budget) {
+      @Nullable RateLimits limits, Map<String, RateLimits> modelLimits, @Nullable Budget budget, Traffic traffic) {
     public Spec {
       apiKeys = List.copyOf(apiKeys);
       models = List.copyOf(models);
       modelLimits = Map.copyOf(modelLimits);
+      Objects.requireNonNull(traffic, "traffic");
+    }
+  }
+
+  /**
+   * The traffic class and priority of a tenant's requests. A request without the gateway's
+   * {@code x-kinference-traffic-class} and {@code x-kinference-priority} headers gets {@code defaultClass} and
+   * {@code priority}; the headers only choose within what the tenant may use ({@link #classFor},
+   * {@link #clampPriority}). Policy rules ({@code setPriority}) are written by operators and not limited by it.
+   *
+   * @param defaultClass the class of a request that does not ask for one
+   * @param allowedClasses the classes a request may ask for; always holds {@code defaultClass} and
+   *     {@link TrafficClass#BATCH} (moving down is never a privilege)
+   * @param priority the priority of a request that does not ask for one
+   * @param maxPriority the highest priority a request may ask for; at least {@code priority}
+   */
+  public record Traffic(TrafficClass defaultClass, Set<TrafficClass> allowedClasses, int priority,
+      int maxPriority) {
+
+    /** The lowest priority a tenant may be given, or a request may ask for (lower asks are raised to it). */
+    public static final int MIN_PRIORITY = -1000;
+    /** The highest priority a tenant may be given. */
+    public static final int MAX_PRIORITY = 1000;
+
+    /** Interactive by default, batch when asked, priority 0 and no higher. Also that of an anonymous caller. */
+    public static final Traffic DEFAULT =
+        new Traffic(TrafficClass.INTERACTIVE, EnumSet.allOf(TrafficClass.class), 0, 0);
+
+    /**
+     * @throws IllegalArgumentException when a priority is outside [{@value #MIN_PRIORITY}, {@value #MAX_PRIORITY}]
+     *     or {@code maxPriority} is below {@code priority}
+     */
+    public Traffic {
+      Objects.requireNonNull(defaultClass, "defaultClass");
+      EnumSet<TrafficClass> allowed = EnumSet.of(defaultClass, TrafficClass.BATCH);
+      allowed.addAll(allowedClasses);
+      allowedClasses = Collections.unmodifiableSet(allowed);
+      if (priority < MIN_PRIORITY || maxPriority > MAX_PRIORITY) {
+        throw new IllegalArgumentException("priorities must be between " + MIN_PRIORITY + " and " + MAX_PRIORITY
+            + ", got priority " + priority + " and maxPriority " + maxPriority);
+      }
+      if (maxPriority < priority) {
+        throw new IllegalArgumentException("maxPriority " + maxPriority + " is below priority " + priority);
+      }
+    }
+
+    /**
+     * The class of a request that asked for {@code requested} (null: did not ask): the requested class when the
+     * tenant may use it, else {@code defaultClass}.
+     */
+    public TrafficClass classFor(@Nullable TrafficClass requested) {
+      return requested != null && allowedClasses.contains(requested) ? requested : defaultClass;
+    }
+
+    /**
+     * The priority of a request that asked for {@code requested}: at most {@code maxPriority}, at least
+     * {@value #MIN_PRIORITY}.
+     */
+    public int clampPriority(int requested) {
+      return Math.max(MIN_PRIORITY, Math.min(maxPriority, requested));
     }
   }
 

@@ -9,12 +9,14 @@ import dev.kinference.policy.model.InferencePolicy;
 import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.ModelAlias;
 import dev.kinference.policy.model.Tenant;
+import dev.kinference.request.TrafficClass;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -59,6 +61,11 @@ class PolicyLoaderTest {
     assertThat(analytics.spec().budget().prices()).containsKeys("chat", "*");
     assertThat(c.tenant("search").spec().modelLimits().get("chat").concurrentRequests()).isEqualTo(32);
     assertThat(c.tenant("support-bot").spec().header().name()).isEqualTo("x-kinference-tenant");
+    assertThat(analytics.spec().traffic()).isEqualTo(new Tenant.Traffic(TrafficClass.BATCH,
+        Set.of(TrafficClass.BATCH, TrafficClass.INTERACTIVE), 0, 0));
+    assertThat(c.tenant("search").spec().traffic()).isEqualTo(new Tenant.Traffic(TrafficClass.INTERACTIVE,
+        Set.of(TrafficClass.INTERACTIVE, TrafficClass.BATCH), 0, 5));
+    assertThat(c.tenant("support-bot").spec().traffic()).isEqualTo(Tenant.Traffic.DEFAULT);
     InferencePolicy.Rule batch = c.rules().stream().map(PolicyConfig.RuleRef::rule)
         .filter(r -> r.name().equals("batch-tier")).findFirst().orElseThrow();
     assertThat(batch.action().admitBelow().queueDepth()).isEqualTo(2);
@@ -171,6 +178,49 @@ class PolicyLoaderTest {
     LoadResult r = PolicyLoader.load("---\n# nothing\n---\n", "empty.yaml");
     assertThat(r.problems()).isEmpty();
     assertThat(r.orThrow().resources()).isEmpty();
+  }
+
+  private static Tenant.Traffic traffic(String yaml) {
+    String doc = """
+        apiVersion: kinference.dev/v1alpha1
+        kind: Tenant
+        metadata: {name: t}
+        spec:
+          header: {name: x-tenant, value: t}
+          models: ["*"]
+        """ + yaml.indent(2);
+    LoadResult r = PolicyLoader.load(doc, "tenant.yaml");
+    assertThat(r.problems()).as(r.report()).isEmpty();
+    return r.orThrow().tenant("t").spec().traffic();
+  }
+
+  @Test
+  void aTenantsTrafficDefaultsToInteractiveAtPriorityZero() {
+    assertThat(traffic("")).isEqualTo(Tenant.Traffic.DEFAULT);
+    assertThat(traffic("traffic: {}\n")).isEqualTo(Tenant.Traffic.DEFAULT);
+    Tenant.Traffic batch = traffic("traffic: {defaultClass: batch}\n");
+    assertThat(batch.defaultClass()).isEqualTo(TrafficClass.BATCH);
+    assertThat(batch.allowedClasses()).containsExactly(TrafficClass.BATCH);
+    assertThat(batch.priority()).isZero();
+    assertThat(batch.maxPriority()).isZero();
+    Tenant.Traffic raised = traffic("traffic: {priority: 3}\n");
+    assertThat(raised.maxPriority()).as("maxPriority defaults to priority").isEqualTo(3);
+    assertThat(raised.allowedClasses()).containsExactly(TrafficClass.INTERACTIVE, TrafficClass.BATCH);
+  }
+
+  @Test
+  void bindsEveryTrafficField() {
+    Tenant.Traffic t = traffic("""
+        traffic:
+          defaultClass: Batch
+          allowedClasses: [interactive]
+          priority: -5
+          maxPriority: 1000
+        """);
+    assertThat(t).isEqualTo(new Tenant.Traffic(TrafficClass.BATCH, Set.of(TrafficClass.INTERACTIVE), -5, 1000));
+    assertThat(t.allowedClasses()).as("batch is always allowed").contains(TrafficClass.BATCH);
+    assertThat(traffic("traffic: {priority: -1000, maxPriority: -1000, allowedClasses: [batch, interactive]}\n"))
+        .isEqualTo(new Tenant.Traffic(TrafficClass.INTERACTIVE, Set.of(), -1000, -1000));
   }
 
   @Test

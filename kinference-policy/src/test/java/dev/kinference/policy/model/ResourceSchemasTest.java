@@ -88,6 +88,13 @@ class ResourceSchemasTest {
         .containsEntry("enum", List.of("interactive", "batch"));
     assertThat((Map<String, Object>) ((Map<String, Object>) matchProps.get("personalDataKinds")).get("items"))
         .containsEntry("enum", List.of("email", "phone", "payment-card", "iban", "national-id", "secret"));
+    Map<String, Object> tenant = (Map<String, Object>) ((Map<String, Object>) ResourceSchemas.openApiV3("Tenant")
+        .get("properties")).get("spec");
+    Map<String, Object> traffic = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) tenant
+        .get("properties")).get("traffic")).get("properties");
+    assertThat(traffic).containsOnlyKeys("defaultClass", "allowedClasses", "priority", "maxPriority");
+    assertThat((Map<String, Object>) ((Map<String, Object>) traffic.get("allowedClasses")).get("items"))
+        .containsEntry("enum", List.of("interactive", "batch"));
     assertThat(ResourceSchemas.kinds()).containsExactly("InferencePool", "ModelAlias", "ExternalProvider", "Tenant",
         "InferencePolicy");
     for (String kind : ResourceSchemas.kinds()) {
