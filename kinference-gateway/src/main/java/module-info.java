@@ -10,6 +10,8 @@ module dev.kinference.gateway {
   requires transitive dev.kinference.policy;
   requires dev.kinference.k8s;
   requires dev.kinference.sim;
+  // found by ServiceLoader for redis:// state stores; required so that the module graph always has it
+  requires dev.kinference.state.redis;
   requires java.net.http;
   requires org.eclipse.jetty.server;
   requires org.eclipse.jetty.client;

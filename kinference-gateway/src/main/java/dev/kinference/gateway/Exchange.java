@@ -70,6 +70,8 @@ final class Exchange implements AdmissionQueue.Waiter {
   private static final HttpField NO_CACHE = new PreEncodedHttpField(HttpHeader.CACHE_CONTROL, "no-cache");
   private static final int MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
   private static final int MAX_ERROR_BODY = 64 * 1024;
+  /** A request answered sooner keeps its connection's keep-alive: see {@link ClientDisconnect}. */
+  private static final long WATCH_AFTER_NANOS = 300_000_000L;
 
   private final Gateway g;
   private final Request request;
@@ -99,6 +101,7 @@ final class Exchange implements AdmissionQueue.Waiter {
   private String lastError = "no upstream answered";
   private @Nullable Duration lastRetryAfter;
   private long firstByteNanos;
+  private @Nullable ClientDisconnect disconnectWatch;
 
   Exchange(Gateway g, Request request, Response response, Callback callback, ApiFormat format) {
     this.g = g;
@@ -766,6 +769,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       firstByteNanos = System.nanoTime();
     }
     a.decision.reportFinished(usage);
+    stopWatching();
     response.setStatus(200);
     response.getHeaders().put(JSON_TYPE);
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, out.length);
@@ -860,6 +864,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (!a.sawFirstToken) {
       a.sawFirstToken = true;
       a.decision.reportFirstToken();
+      stopWatching();
       response.setStatus(200);
       response.getHeaders().put(SSE_TYPE);
       response.getHeaders().put(NO_CACHE);
@@ -1041,6 +1046,9 @@ final class Exchange implements AdmissionQueue.Waiter {
       isCommitted = committed;
     }
     if (!isCommitted) {
+      if (now - a.sentNanos > WATCH_AFTER_NANOS) {
+        watchForDisconnect();
+      }
       Duration limit = a.translator != null ? a.prepared.firstTokenTimeout() : a.prepared.requestTimeout();
       if (now - a.sentNanos > limit.toNanos()) {
         retry(a, "first_token_timeout", 504, "no " + (a.translator != null ? "first token" : "response")
@@ -1049,6 +1057,31 @@ final class Exchange implements AdmissionQueue.Waiter {
     } else if (a.translator != null && now - a.lastActivityNanos > a.prepared.idleTimeout().toNanos()) {
       midStreamFailure(a, "upstream " + a.endpoint().id() + " sent nothing for " + a.prepared.idleTimeout().toMillis()
           + " ms");
+    }
+  }
+
+  /**
+   * Arms a {@link ClientDisconnect} once the request has waited {@link #WATCH_AFTER_NANOS} for its answer, so that
+   * a client that leaves a long generation cancels it (within the ticker's period of the arming).
+   */
+  private void watchForDisconnect() {
+    synchronized (this) {
+      if (disconnectWatch != null || committed || finished) {
+        return;
+      }
+      disconnectWatch = ClientDisconnect.arm(request);
+    }
+  }
+
+  /** Before anything is written: the watcher stops, and a watched connection closes after this response. */
+  private void stopWatching() {
+    ClientDisconnect w;
+    synchronized (this) {
+      w = disconnectWatch;
+    }
+    if (w != null) {
+      w.disarm();
+      response.getHeaders().put(HttpHeader.CONNECTION, "close");
     }
   }
 
@@ -1078,6 +1111,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
     String text = message == null ? "error" : message;
     byte[] bytes = ApiErrors.body(format, status, text, param);
+    stopWatching();
     response.setStatus(status);
     response.getHeaders().put(JSON_TYPE);
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);

@@ -69,6 +69,7 @@ public final class Gateway implements AutoCloseable {
   final Router router;
   final Upstreams upstreams;
   final RequestGuard guard;
+  final @Nullable UsageEndpoint usageEndpoint;
   final RequestParser parser;
   final GatewayMetrics metrics;
   final AdmissionQueue<Exchange> queue;
@@ -97,6 +98,12 @@ public final class Gateway implements AutoCloseable {
     this.blockingPlugins = b.blockingPlugins;
     this.debugHeaders = b.debugHeaders;
     this.metrics = new GatewayMetrics(router.fleet(), queue::size, active::size);
+    if (guard instanceof GovernanceGuard governed) {
+      StateStoreMetrics.register(metrics.registry, governed.governance());
+      this.usageEndpoint = new UsageEndpoint(governed.governance(), b.adminKey);
+    } else {
+      this.usageEndpoint = null;
+    }
     // By default a provider client's selector thread runs the response callbacks itself: they never block (writes to
     // clients are asynchronous), and each hand-off to another thread costs more than the work it would move.
     Executor executor = b.upstreamExecutor != null ? b.upstreamExecutor : Runnable::run;
@@ -265,6 +272,7 @@ public final class Gateway implements AutoCloseable {
     private boolean debugHeaders = true;
     private int maxThreads = 200;
     private int maxConcurrentStreams = 1024;
+    private @Nullable String adminKey;
     private @Nullable Executor upstreamExecutor;
 
     private Builder() {}
@@ -410,6 +418,15 @@ public final class Gateway implements AutoCloseable {
      */
     public Builder blockingPlugins(boolean mayBlock) {
       this.blockingPlugins = mayBlock;
+      return this;
+    }
+
+    /**
+     * The key that opens the admin API ({@code GET /admin/usage}); without one that API answers 404. Compared by
+     * its SHA-256 in constant time, never logged.
+     */
+    public Builder adminKey(@Nullable String key) {
+      this.adminKey = key == null || key.isBlank() ? null : key;
       return this;
     }
 

@@ -73,6 +73,18 @@ final class GatewayHandler extends Handler.Abstract {
           : methodNotAllowed(request, response, callback, "GET");
       case "/health", "/healthz", "/livez" -> text(response, callback, 200, "application/json", "{\"status\":\"ok\"}");
       case "/ready", "/readyz" -> ready(response, callback);
+      case "/admin/usage" -> {
+        if (!get) {
+          yield methodNotAllowed(request, response, callback, "GET");
+        }
+        UsageEndpoint usage = g.usageEndpoint;
+        if (usage == null) {
+          yield error(response, callback, ApiFormat.OPENAI_CHAT, 404, "no such path: " + path
+              + " (no governance: usage totals are kept by a policy configuration's state store)");
+        }
+        onPool(request, () -> usage.handle(request, response, callback));
+        yield true;
+      }
       case "/metrics" -> {
         onPool(request, () -> text(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8",
             g.metrics.render()));

@@ -14,6 +14,7 @@ import dev.kinference.endpoint.Saturation;
 import dev.kinference.policy.config.PolicyConfig;
 import dev.kinference.policy.config.PolicyWatcher;
 import dev.kinference.policy.engine.Governance;
+import dev.kinference.policy.limits.RateLimitStore;
 import dev.kinference.policy.engine.YamlPolicyEngine;
 import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.Price;
@@ -90,7 +91,11 @@ public final class PolicyGateway implements AutoCloseable {
     this.environment = b.environment;
     PolicyConfig cfg = source.get();
     YamlPolicyEngine engine = YamlPolicyEngine.builder().config(source).saturation(b.saturation).build();
-    this.governance = Governance.builder().engine(engine).build();
+    Governance.Builder governed = Governance.builder().engine(engine);
+    if (b.stateStore != null) {
+      governed.rateLimitStore(b.stateStore);
+    }
+    this.governance = governed.build();
     this.fleet = Fleet.of(cfg.endpoints());
     // Without a choice: precise when a configured endpoint publishes KV events. Discovered or fed endpoints are not
     // known yet, so a deployment relying on them says which it wants (the Helm chart: precise).
@@ -105,6 +110,9 @@ public final class PolicyGateway implements AutoCloseable {
     this.kvEvents = precise ? KvEventSubscriptions.create(index).attach(fleet) : null;
     Gateway.Builder gb = Gateway.builder().router(router).providers(providers(cfg, environment))
         .guard(GovernanceGuard.of(governance)).localPrices(localPrices(cfg));
+    if (governance.rateLimitStore().shared()) {
+      gb.blockingPlugins(true); // each reservation is a round trip to the store: keep it off the I/O threads
+    }
     b.gateway.accept(gb);
     this.gateway = gb.build();
     if (watcher != null) {
@@ -259,6 +267,7 @@ public final class PolicyGateway implements AutoCloseable {
       kvEvents.close();
     }
     router.close();
+    governance.rateLimitStore().close();
   }
 
   /** Configures a {@link PolicyGateway}; not thread-safe. */
@@ -274,8 +283,20 @@ public final class PolicyGateway implements AutoCloseable {
     private @Nullable EndpointSource discovery;
     private @Nullable Function<Consumer<PolicyConfig>, AutoCloseable> configFeed;
     private @Nullable Boolean preciseIndex;
+    private @Nullable RateLimitStore stateStore;
 
     private Builder() {}
+
+    /**
+     * Where rate limits, budgets and usage totals are kept: a shared store (for example a {@link
+     * dev.kinference.policy.limits.ResilientStateStore} over Redis, from {@link
+     * dev.kinference.policy.limits.StateStores#open}) makes them hold across replicas and restarts. Default: this
+     * process's memory. The gateway closes it.
+     */
+    public Builder stateStore(RateLimitStore store) {
+      this.stateStore = Objects.requireNonNull(store, "store");
+      return this;
+    }
 
     /** A fixed configuration. */
     public Builder config(PolicyConfig config) {

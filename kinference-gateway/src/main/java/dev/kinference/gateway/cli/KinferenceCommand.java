@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
         CommandLine.HelpCommand.class,
         DemoCommand.class,
         ServeCommand.class,
+        UsageCommand.class,
         BenchCommand.class,
         CheckCommand.class,
         InspectCommand.class,

@@ -7,6 +7,9 @@ import dev.kinference.plugin.PluginSet;
 import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.config.InvalidConfigException;
 import dev.kinference.policy.config.PolicyLoader;
+import dev.kinference.policy.limits.RateLimitStore;
+import dev.kinference.policy.limits.ResilientStateStore;
+import dev.kinference.policy.limits.StateStores;
 import dev.kinference.sim.server.SimulatedServer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -113,6 +116,30 @@ public final class ServeCommand implements Callable<Integer> {
           + "annotation.")
   String index = "auto";
 
+  @Option(names = "--state-store", paramLabel = "URI", defaultValue = "${env:KINFERENCE_STATE_STORE:-memory}",
+      description = "Where rate limits, budgets and usage totals are kept: memory (this process; with several "
+          + "replicas each enforces the whole limit) or redis://HOST:PORT[/DB] (rediss:// for TLS; Redis 7 or "
+          + "Valkey 8), shared by every replica. Password in the URI or KINFERENCE_STATE_STORE_PASSWORD. Env "
+          + "KINFERENCE_STATE_STORE (default: ${DEFAULT-VALUE}).")
+  String stateStore = "memory";
+
+  @Option(names = "--state-store-failure", paramLabel = "MODE",
+      defaultValue = "${env:KINFERENCE_STATE_STORE_FAILURE:-open}",
+      description = "While a shared store is unreachable: open (each replica enforces its share of every limit, "
+          + "limit / --replicas, and reconciles when the store answers again) or closed (503 with Retry-After). Env "
+          + "KINFERENCE_STATE_STORE_FAILURE (default: ${DEFAULT-VALUE}).")
+  String stateStoreFailure = "open";
+
+  @Option(names = "--state-store-timeout", paramLabel = "DURATION", defaultValue = "500ms",
+      description = "The longest one call to a shared store may take before it counts as unreachable (default: "
+          + "${DEFAULT-VALUE}).")
+  String stateStoreTimeout = "500ms";
+
+  @Option(names = "--replicas", paramLabel = "N", defaultValue = "${env:KINFERENCE_REPLICAS:-1}",
+      description = "How many gateway replicas share the limits, for each one's share while a shared store is "
+          + "unreachable. Env KINFERENCE_REPLICAS, which the Helm chart sets (default: ${DEFAULT-VALUE}).")
+  int replicas = 1;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -166,12 +193,39 @@ public final class ServeCommand implements Callable<Integer> {
       }
       b.watch(config);
     }
+    if (replicas < 1) {
+      err.println("kinference serve: --replicas must be at least 1, not " + replicas);
+      return 2;
+    }
+    ResilientStateStore.FailureMode failureMode;
+    switch (stateStoreFailure.trim().toLowerCase(Locale.ROOT)) {
+      case "open" -> failureMode = ResilientStateStore.FailureMode.OPEN;
+      case "closed" -> failureMode = ResilientStateStore.FailureMode.CLOSED;
+      default -> {
+        err.println("kinference serve: --state-store-failure must be open or closed, not " + stateStoreFailure);
+        return 2;
+      }
+    }
+    RateLimitStore store;
+    try {
+      RateLimitStore opened = StateStores.open(stateStore, System.getenv("KINFERENCE_STATE_STORE_PASSWORD"),
+          duration(stateStoreTimeout, "--state-store-timeout"));
+      int shareOf = replicas;
+      store = opened.shared() ? ResilientStateStore.builder(opened).failureMode(failureMode)
+          .replicas(() -> shareOf).build() : opened;
+    } catch (IllegalArgumentException e) {
+      err.println("kinference serve: --state-store: " + e.getMessage());
+      sims.forEach(SimulatedServer::close);
+      return 2;
+    }
+    b.stateStore(store);
     Duration ftt = duration(firstTokenTimeout, "--first-token-timeout");
     Duration connect = duration(connectTimeout, "--connect-timeout");
     Duration idle = duration(idleTimeout, "--idle-timeout");
     Duration wait = duration(queueWait, "--queue-wait");
     b.gateway(g -> g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
-        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams));
+        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams)
+        .adminKey(System.getenv("KINFERENCE_ADMIN_KEY")));
     PolicyGateway gateway;
     try {
       gateway = b.build();
@@ -208,6 +262,8 @@ public final class ServeCommand implements Callable<Integer> {
     out.println("  try:       curl -s " + base + "/v1/chat/completions -H 'Content-Type: application/json' -d "
         + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
+    out.println("  state:     " + (store.shared() ? StateStores.redact(stateStore.strip()) + " (shared; while "
+        + "unreachable: " + failureMode.cliName() + ")" : "memory (limits, budgets and usage are this process's own)"));
     out.println("  metrics:   " + base + "/metrics      Ctrl-C stops.");
     out.flush();
     stopped.await();
@@ -239,7 +295,7 @@ public final class ServeCommand implements Callable<Integer> {
     return sb.toString();
   }
 
-  /** {@code 500ms}, {@code 30s}, {@code 2m}, or an ISO-8601 duration. */
+  /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 7d}, or an ISO-8601 duration. */
   static Duration duration(String text, String option) {
     String t = text.trim().toLowerCase(Locale.ROOT);
     try {
@@ -255,10 +311,16 @@ public final class ServeCommand implements Callable<Integer> {
       if (t.endsWith("m")) {
         return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)) * 60);
       }
+      if (t.endsWith("h")) {
+        return Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
+      }
+      if (t.endsWith("d")) {
+        return Duration.ofDays(Long.parseLong(t.substring(0, t.length() - 1)));
+      }
       throw new IllegalArgumentException("no unit");
     } catch (RuntimeException e) {
       throw new CommandLine.ParameterException(new CommandLine(new ServeCommand()),
-          option + ": not a duration: " + text + " (use 500ms, 30s, 2m)");
+          option + ": not a duration: " + text + " (use 500ms, 30s, 2m, 1h, 7d)");
     }
   }
 }
