@@ -49,6 +49,7 @@ class SharedStateTest {
   static final String KEY = "key-acme";
   static final String FRUGAL_KEY = "key-frugal";
   static final int MAX_TOKENS = 20;
+  static final String ADMIN_KEY = "admin-secret";
   static final List<SimulatedServer> sims = new ArrayList<>();
   static RedisServer redis;
   static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -118,7 +119,7 @@ class SharedStateTest {
       gateways.add(PolicyGateway.builder()
           .config(PolicyLoader.load(config(acmeLimits), "shared.yaml").orThrow())
           .stateStore(store)
-          .gateway(g -> g.port(0).accessLog(false))
+          .gateway(g -> g.port(0).accessLog(false).adminKey(ADMIN_KEY))
           .build().start());
     }
   }
@@ -287,6 +288,33 @@ class SharedStateTest {
       assertThat(u.totalTokens()).isEqualTo(tokens);
       assertThat(u.cost()).isGreaterThan(0.0015);
     });
+    // what any replica's admin API says: every replica's usage, this month by default
+    HttpResponse<String> usage = admin(gateways.get(2), "/admin/usage?tenant=frugal&granularity=month", ADMIN_KEY);
+    assertThat(usage.statusCode()).as(usage.body()).isEqualTo(200);
+    JsonNode row = M.readTree(usage.body()).path("data").get(0);
+    assertThat(row.path("tenant").asText()).isEqualTo("frugal");
+    assertThat(row.path("requests").asLong()).isEqualTo(admitted);
+    assertThat(row.path("totalTokens").asLong()).isEqualTo(tokens);
+    assertThat(row.path("inputTokens").asLong() + row.path("outputTokens").asLong()).isEqualTo(tokens);
+    assertThat(row.path("currency").asText()).isEqualTo("USD");
+    assertThat(row.path("cost").asDouble()).isGreaterThan(0.0015);
+    assertThat(row.has("from") && row.has("to") && row.has("cachedTokens")).isTrue();
+    assertThat(admin(gateways.get(0), "/admin/usage", "wrong").statusCode()).isEqualTo(401);
+    assertThat(admin(gateways.get(0), "/admin/usage", null).statusCode()).isEqualTo(401);
+    HttpResponse<String> bad = admin(gateways.get(0), "/admin/usage?granularity=week", ADMIN_KEY);
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(M.readTree(bad.body()).path("error").path("message").asText()).contains("hour, day or month");
+    assertThat(gateways.get(0).gateway().scrapeMetrics())
+        .containsPattern("kinference_tenant_spend_month_to_date\\{tenant=\"frugal\",currency=\"USD\"} 0\\.00");
+  }
+
+  static HttpResponse<String> admin(PolicyGateway g, String pathAndQuery, @org.jspecify.annotations.Nullable String key)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(g.gateway().uri() + pathAndQuery)).GET();
+    if (key != null) {
+      b.header("Authorization", "Bearer " + key);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

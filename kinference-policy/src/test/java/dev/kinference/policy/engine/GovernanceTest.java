@@ -177,6 +177,24 @@ class GovernanceTest {
         "can never be admitted");
   }
 
+  /** Regression: {@code "n": 20} was reserved as one completion (100 such requests used 8.3x the limit). */
+  @Test
+  void nAndBestOfMultiplyTheReservedOutput() throws Exception {
+    var parser = dev.kinference.request.RequestParser.defaults();
+    InferenceRequest twenty = parser.parse(dev.kinference.request.ApiFormat.OPENAI_CHAT,
+        "{\"model\":\"chat-small\",\"n\":20,\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    Admission a = gov.reserve(twenty.toBuilder().tenant("limited").build());
+    assertThat(a.reservedOutputTokens()).isEqualTo(2_000);
+    a.cancel();
+    InferenceRequest bestOf = parser.parse(dev.kinference.request.ApiFormat.OPENAI_COMPLETIONS,
+        "{\"model\":\"chat\",\"n\":2,\"best_of\":5,\"max_tokens\":700,\"prompt\":\"hi\"}"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    RequestRejectedException e = catchRejected(() -> gov.reserve(bestOf.toBuilder().tenant("limited").build()));
+    assertThat(e.httpStatus()).as("5 x 700 alone exceeds chat's 3000 tokens a minute").isEqualTo(400);
+    assertThat(e.getMessage()).contains("5 sequences x 700");
+  }
+
   @Test
   void aBudgetIsExhaustedBySettledCostAndRenewsWithThePeriod() {
     // price 1 per million input, 10 per million output: 0.01 EUR is 10,000 micro-units

@@ -232,36 +232,11 @@ public final class RedisStateStore implements RateLimitStore {
 
   @Override
   public long used(String key, Window window, long nowMillis) {
-    // a reservation of nothing against an unreachable limit reads the counter without changing it
-    Demand probe = new Demand(key, window, Long.MAX_VALUE / 4, 0, "read");
+    // a demand of nothing against a limit of -1 is always refused, and a refusal reports what the counter holds in
+    // the current window without changing it
     List<Object> r = scripts.run(Scripts.RESERVE, List.of(prefix + key),
-        List.of("", Long.toString(leaseTime.toMillis()), kind(window), Long.toString(probe.limit()), "0",
-            parameter(window)));
-    if (window instanceof Window.Concurrent) {
-      return concurrentHeld(prefix + key);
-    }
-    return number(r.get(0)) == 1 ? readTotal(key, window) : 0;
-  }
-
-  private long concurrentHeld(String fullKey) {
-    long sum = 0;
-    for (String member : call(conn().async().zrange(fullKey, 0, -1))) {
-      int bar = member.lastIndexOf('|');
-      sum += bar < 0 ? 0 : Long.parseLong(member.substring(bar + 1));
-    }
-    return sum;
-  }
-
-  private long readTotal(String key, Window window) {
-    Map<String, String> h = call(conn().async().hgetall(prefix + key));
-    if (window instanceof Window.Period) {
-      return h.containsKey("total") ? Long.parseLong(h.get("total")) : 0;
-    }
-    long sum = 0;
-    for (String v : h.values()) {
-      sum += Long.parseLong(v);
-    }
-    return sum;
+        List.of("", Long.toString(leaseTime.toMillis()), kind(window), "-1", "0", parameter(window)));
+    return number(r.get(2));
   }
 
   // ---- usage ----
