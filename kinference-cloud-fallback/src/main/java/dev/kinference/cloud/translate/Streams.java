@@ -108,8 +108,24 @@ final class Streams {
         }
       }
       content = true;
-      outputEvents++;
+      if (carriesTokens(data)) {
+        outputEvents++;
+      }
       out.accept(raw);
+    }
+
+    /**
+     * Whether a chunk carries generated text, reasoning or a tool call (not only a role, or only a finish reason),
+     * judged without parsing: chat's {@code "content":"x"}, completions' {@code "text":"x"}, reasoning, tool calls.
+     */
+    private static boolean carriesTokens(String data) {
+      return nonEmpty(data, "\"content\":\"") || nonEmpty(data, "\"text\":\"") || data.contains("\"tool_calls\"")
+          || nonEmpty(data, "\"reasoning_content\":\"") || nonEmpty(data, "\"reasoning\":\"");
+    }
+
+    private static boolean nonEmpty(String data, String field) {
+      int at = data.indexOf(field);
+      return at >= 0 && at + field.length() < data.length() && data.charAt(at + field.length()) != '"';
     }
 
     private void noteFinish(JsonNode choices) {
