@@ -408,7 +408,9 @@ public final class RequestParser {
       if (!priority.isIntegralNumber() || !priority.canConvertToInt()) {
         throw new MalformedRequestException("priority", "must be an integer");
       }
-      b.priority(priority.intValue());
+      // vLLM's priority is "lower is handled earlier"; ours is "larger is more urgent"
+      int vllm = priority.intValue();
+      b.priority(vllm == Integer.MIN_VALUE ? Integer.MAX_VALUE : -vllm);
     }
     return b;
   }

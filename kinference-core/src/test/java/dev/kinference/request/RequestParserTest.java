@@ -181,7 +181,7 @@ class RequestParserTest {
         "{\"model\":\"alias\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"priority\":3}");
     InferenceRequest r = parsed.toBuilder().tenant("team-a").sessionId("conv-9").header("X-Trace", "t1")
         .trafficClass(TrafficClass.BATCH).build();
-    assertThat(r.priority()).isEqualTo(3);
+    assertThat(r.priority()).as("vLLM's priority 3 (lower first) is our -3 (larger first)").isEqualTo(-3);
     assertThat(r.tenant()).isEqualTo("team-a");
     assertThat(r.sessionId()).isEqualTo("conv-9");
     assertThat(r.header("x-trace")).isEqualTo("t1");

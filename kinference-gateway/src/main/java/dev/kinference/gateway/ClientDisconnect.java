@@ -26,11 +26,21 @@ import org.jspecify.annotations.Nullable;
 final class ClientDisconnect implements Callback {
 
   private final Connection connection;
+  private final java.util.concurrent.Executor executor;
   private final ByteBuffer scratch = BufferUtil.allocate(1024);
   private volatile boolean disarmed;
 
-  private ClientDisconnect(Connection connection) {
+  private ClientDisconnect(Connection connection, java.util.concurrent.Executor executor) {
     this.connection = connection;
+    this.executor = executor;
+  }
+
+  /**
+   * Closes the connection on the server's pool: closing runs the request's failure listeners, which end the
+   * exchange and settle it (a round trip to a shared state store), work a selector thread must not wait on.
+   */
+  private void close() {
+    executor.execute(connection::close);
   }
 
   /** A watcher over {@code request}'s connection, or null (HTTP/2, or Jetty is reading it already). */
@@ -40,7 +50,7 @@ final class ClientDisconnect implements Callback {
       return null;
     }
     Connection c = request.getConnectionMetaData().getConnection();
-    ClientDisconnect w = new ClientDisconnect(c);
+    ClientDisconnect w = new ClientDisconnect(c, request.getContext());
     return c.getEndPoint().tryFillInterested(w) ? w : null;
   }
 
@@ -57,7 +67,7 @@ final class ClientDisconnect implements Callback {
         BufferUtil.clear(scratch);
         int n = endPoint.fill(scratch);
         if (n < 0) {
-          connection.close();
+          close();
           return;
         }
         if (n == 0) {
@@ -74,7 +84,7 @@ final class ClientDisconnect implements Callback {
   @Override
   public void failed(Throwable x) {
     if (!disarmed) {
-      connection.close();
+      close();
     }
   }
 

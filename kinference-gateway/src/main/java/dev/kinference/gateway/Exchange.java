@@ -750,7 +750,8 @@ final class Exchange implements AdmissionQueue.Waiter {
       return;
     }
     Usage u = Usages.ofResponse(a.prepared.upstreamFormat(), node);
-    Usage usage = u == null ? Usage.UNKNOWN : u;
+    // no usage in the body: its output is estimated from the text (charged() adds the prompt)
+    Usage usage = u == null ? new Usage(0, 0, OutputEstimate.ofResponse(node)) : u;
     byte[] out = bytes;
     if (a.prepared.upstreamFormat() != format) {
       try {
@@ -894,8 +895,18 @@ final class Exchange implements AdmissionQueue.Waiter {
 
       @Override
       public void failed(Throwable x) {
+        byte[] end;
         synchronized (Exchange.this) {
           writing = false;
+          end = pendingEnd;
+          pendingEnd = null;
+        }
+        if (end != null) {
+          // The stream had ended and its last bytes waited behind this write: the exchange is finished, so
+          // clientGone would ignore it; it is recorded and charged here (regression: never settled, never answered).
+          StreamTranslator t = a.translator;
+          done(a, 200, t == null ? Usage.UNKNOWN : t.usage(), "client_disconnect");
+          return;
         }
         clientGone(x);
       }
@@ -1149,8 +1160,7 @@ final class Exchange implements AdmissionQueue.Waiter {
    */
   private static Usage charged(Attempt a, Usage reported) {
     StreamTranslator t = a.translator;
-    boolean whole = t == null ? reported.promptTokens() + reported.completionTokens() > 0
-        : t.complete() && reported.completionTokens() > 0;
+    boolean whole = t == null ? reported.promptTokens() > 0 : t.complete() && reported.completionTokens() > 0;
     if (whole) {
       return reported;
     }

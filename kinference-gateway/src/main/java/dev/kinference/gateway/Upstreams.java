@@ -146,10 +146,17 @@ final class Upstreams implements AutoCloseable {
       boolean askUsage = stream && format != ApiFormat.ANTHROPIC_MESSAGES && !Translation.wantsStreamUsage(parsed);
       boolean imposeMax = request.maxTokens() > 0 && !parsed.hasNonNull("max_tokens")
           && !parsed.hasNonNull("max_completion_tokens");
-      if (rename || askUsage || imposeMax) {
+      // vLLM's priority scheduling reads the body's priority (lower first, the negative of ours): it must be the one
+      // the tenant's clamp allowed
+      int vllmPriority = request.priority() == Integer.MIN_VALUE ? Integer.MAX_VALUE : -request.priority();
+      boolean reprioritize = parsed.has("priority") && parsed.path("priority").asInt() != vllmPriority;
+      if (rename || askUsage || imposeMax || reprioritize) {
         ObjectNode changed = Translation.request(parsed, format, format, model, 1);
         if (imposeMax) {
           changed.put("max_tokens", request.maxTokens());
+        }
+        if (reprioritize) {
+          changed.put("priority", vllmPriority);
         }
         try {
           out = MAPPER.writeValueAsBytes(changed);

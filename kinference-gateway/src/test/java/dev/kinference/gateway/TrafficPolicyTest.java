@@ -131,8 +131,9 @@ class TrafficPolicyTest {
     assertThat(send(KEY_PRIO, chat(), "x-kinference-priority", "-2147483648").priority())
         .isEqualTo(Tenant.Traffic.MIN_PRIORITY);
     assertThat(send(KEY_PRIO, chat()).priority()).as("without the header: the tenant's priority").isZero();
-    assertThat(send(KEY_PRIO, chat("\"priority\":99,")).priority()).as("the body's priority too").isEqualTo(5);
-    assertThat(send(KEY_PRIO, chat("\"priority\":99,"), "x-kinference-priority", "4").priority())
+    assertThat(send(KEY_PRIO, chat("\"priority\":-99,")).priority())
+        .as("the body's priority too (vLLM's: lower first, so -99 asks for 99)").isEqualTo(5);
+    assertThat(send(KEY_PRIO, chat("\"priority\":-99,"), "x-kinference-priority", "4").priority())
         .as("the header wins over the body").isEqualTo(4);
     assertThat(h.metric("kinference_gateway_header_clamped_total{tenant=\"prio\",header=\"x-kinference-priority\"}"))
         .isEqualTo(2);

@@ -119,13 +119,22 @@ final class Streams {
      * judged without parsing: chat's {@code "content":"x"}, completions' {@code "text":"x"}, reasoning, tool calls.
      */
     private static boolean carriesTokens(String data) {
-      return nonEmpty(data, "\"content\":\"") || nonEmpty(data, "\"text\":\"") || data.contains("\"tool_calls\"")
-          || nonEmpty(data, "\"reasoning_content\":\"") || nonEmpty(data, "\"reasoning\":\"");
+      return nonEmpty(data, "\"content\":") || nonEmpty(data, "\"text\":") || data.contains("\"tool_calls\"")
+          || nonEmpty(data, "\"reasoning_content\":") || nonEmpty(data, "\"reasoning\":");
     }
 
+    /** Whether {@code "name":"x...} with a non-empty string follows, spaces after the colon allowed. */
     private static boolean nonEmpty(String data, String field) {
-      int at = data.indexOf(field);
-      return at >= 0 && at + field.length() < data.length() && data.charAt(at + field.length()) != '"';
+      String name = field;
+      int at = data.indexOf(name);
+      if (at < 0) {
+        return false;
+      }
+      int i = at + name.length();
+      while (i < data.length() && data.charAt(i) == ' ') {
+        i++;
+      }
+      return i + 1 < data.length() && data.charAt(i) == '"' && data.charAt(i + 1) != '"';
     }
 
     private void noteFinish(JsonNode choices) {

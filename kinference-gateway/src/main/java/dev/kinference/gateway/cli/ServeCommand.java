@@ -120,7 +120,7 @@ public final class ServeCommand implements Callable<Integer> {
       description = "Where rate limits, budgets and usage totals are kept: memory (this process; with several "
           + "replicas each enforces the whole limit) or redis://HOST:PORT[/DB] (rediss:// for TLS; Redis 7 or "
           + "Valkey 8), shared by every replica. Password in the URI or KINFERENCE_STATE_STORE_PASSWORD. Env "
-          + "KINFERENCE_STATE_STORE (default: ${DEFAULT-VALUE}).")
+          + "KINFERENCE_STATE_STORE (default: memory).")
   String stateStore = "memory";
 
   @Option(names = "--state-store-failure", paramLabel = "MODE",

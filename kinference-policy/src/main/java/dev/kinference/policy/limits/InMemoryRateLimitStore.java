@@ -125,7 +125,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
   }
 
   @Override
-  public void absorb(List<Demand> demands, long[] amounts, @Nullable UsageEntry entry, long atMillis) {
+  public void absorb(String id, List<Demand> demands, long[] amounts, @Nullable UsageEntry entry, long atMillis) {
     for (int i = 0; i < demands.size(); i++) {
       Demand d = demands.get(i);
       if (d.window() instanceof Window.Concurrent) {

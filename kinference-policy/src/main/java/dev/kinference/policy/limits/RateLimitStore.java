@@ -26,7 +26,10 @@ public interface RateLimitStore extends Plugin, AutoCloseable {
    * Corrects each demand of {@code granted} to what was really used, releases its {@link Window.Concurrent}
    * amounts, and adds {@code usage} (one finished request: its tenant, model, tokens and cost) to the usage totals
    * by hour, day and month. {@code actual[i]} belongs to {@code granted.demands().get(i)}; it may exceed the
-   * estimate. A sliding window that no longer covers the reservation is not corrected.
+   * estimate. A sliding window that no longer covers the reservation is not corrected. A shared store applies the
+   * settlement of a grant once (by its ticket), so that a retry of a call that timed out but ran counts nothing
+   * twice; a {@code nowMillis} more than five minutes from the store's clock (a settlement replayed after an
+   * outage) books the usage at that time.
    */
   void settle(Reservation.Granted granted, long[] actual, @Nullable UsageEntry usage, long nowMillis);
 
@@ -44,9 +47,10 @@ public interface RateLimitStore extends Plugin, AutoCloseable {
    * Adds amounts admitted elsewhere, without checking any limit, and their usage: how a replica that admitted
    * requests on its own while this store was unreachable reconciles afterwards. {@code amounts[i]} is counted on
    * {@code demands.get(i)} at {@code atMillis} (a sliding window that no longer covers that time ignores it);
-   * concurrency demands are ignored (those requests have ended).
+   * concurrency demands are ignored (those requests have ended). A shared store applies each {@code id} once, so
+   * that a retry of a call that timed out but ran counts nothing twice.
    */
-  void absorb(List<Demand> demands, long[] amounts, @Nullable UsageEntry usage, long atMillis);
+  void absorb(String id, List<Demand> demands, long[] amounts, @Nullable UsageEntry usage, long atMillis);
 
   /** What the counter {@code key} holds now in {@code window} (0 if unknown). */
   long used(String key, Window window, long nowMillis);

@@ -62,8 +62,8 @@ public final class ResilientStateStore implements RateLimitStore {
   private record Settle(Reservation.Granted granted, List<Long> actual, @Nullable UsageEntry usage, long atMillis)
       implements Pending {}
 
-  private record Absorb(List<Demand> demands, List<Long> amounts, @Nullable UsageEntry usage, long atMillis)
-      implements Pending {}
+  private record Absorb(String id, List<Demand> demands, List<Long> amounts, @Nullable UsageEntry usage,
+      long atMillis) implements Pending {}
 
   private static List<Long> copy(long[] values) {
     return java.util.Arrays.stream(values).boxed().toList();
@@ -84,6 +84,8 @@ public final class ResilientStateStore implements RateLimitStore {
   private final AtomicLong outages = new AtomicLong();
   private final ScheduledExecutorService prober;
   private volatile boolean up = true;
+  private final String instance = java.util.UUID.randomUUID().toString().substring(0, 8);
+  private final AtomicLong localSeq = new AtomicLong();
 
   private ResilientStateStore(Builder b) {
     this.remote = Objects.requireNonNull(b.remote, "remote");
@@ -171,7 +173,8 @@ public final class ResilientStateStore implements RateLimitStore {
     return switch (r) {
       case Reservation.Granted g -> {
         degradedAdmissions.incrementAndGet();
-        yield new Reservation.Granted(demands, g.atMillis(), LOCAL + g.ticket());
+        yield new Reservation.Granted(demands, g.atMillis(), LOCAL + instance + ":" + localSeq.incrementAndGet()
+            + ":" + g.ticket());
       }
       case Reservation.Refused no -> no;
     };
@@ -180,18 +183,19 @@ public final class ResilientStateStore implements RateLimitStore {
   @Override
   public void settle(Reservation.Granted granted, long[] actual, @Nullable UsageEntry usage, long nowMillis) {
     if (granted.ticket().startsWith(LOCAL)) {
+      String ticket = granted.ticket();
       Reservation.Granted mine = new Reservation.Granted(granted.demands(), granted.atMillis(),
-          granted.ticket().substring(LOCAL.length()));
+          ticket.substring(ticket.indexOf(':', ticket.indexOf(':', LOCAL.length()) + 1) + 1));
       local.settle(mine, actual, null, nowMillis);
-      apply(new Absorb(granted.demands(), copy(actual), usage, granted.atMillis()));
+      apply(new Absorb(granted.ticket(), granted.demands(), copy(actual), usage, granted.atMillis()));
     } else {
       apply(new Settle(granted, copy(actual), usage, nowMillis));
     }
   }
 
   @Override
-  public void absorb(List<Demand> demands, long[] amounts, @Nullable UsageEntry usage, long atMillis) {
-    apply(new Absorb(List.copyOf(demands), copy(amounts), usage, atMillis));
+  public void absorb(String id, List<Demand> demands, long[] amounts, @Nullable UsageEntry usage, long atMillis) {
+    apply(new Absorb(id, List.copyOf(demands), copy(amounts), usage, atMillis));
   }
 
   @Override
@@ -200,21 +204,19 @@ public final class ResilientStateStore implements RateLimitStore {
       try {
         return remote.used(key, window, nowMillis);
       } catch (StateStoreUnavailableException e) {
-        markDown(e);
+        // a read that failed does not decide the failure mode: the next reservation will
       }
     }
     return local.used(key, window, nowMillis);
   }
 
-  /** The shared store's totals; throws {@link StateStoreUnavailableException} while it is down. */
+  /**
+   * The shared store's totals; throws {@link StateStoreUnavailableException} while it cannot be read. A slow read
+   * (a large admin query, a metrics scrape) does not put admissions into the failure mode.
+   */
   @Override
   public List<UsageTotal> usage(UsageQuery query) {
-    try {
-      return remote.usage(query);
-    } catch (StateStoreUnavailableException e) {
-      markDown(e);
-      throw e;
-    }
+    return remote.usage(query);
   }
 
   @Override
@@ -225,8 +227,18 @@ public final class ResilientStateStore implements RateLimitStore {
   @Override
   public void close() {
     prober.shutdownNow();
-    if (up) {
+    try {
+      prober.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (up || remote.ping()) {
       drain(); // a last attempt, so that a clean shutdown leaves nothing behind
+    }
+    int left = pendingCount.get();
+    if (left > 0) {
+      log.warn("Closing with {} settlements the shared state store {} never received: their usage is lost",
+          left, remote.name());
     }
     remote.close();
   }
@@ -254,7 +266,7 @@ public final class ResilientStateStore implements RateLimitStore {
   private void send(Pending p) {
     switch (p) {
       case Settle s -> remote.settle(s.granted(), array(s.actual()), s.usage(), s.atMillis());
-      case Absorb a -> remote.absorb(a.demands(), array(a.amounts()), a.usage(), a.atMillis());
+      case Absorb a -> remote.absorb(a.id(), a.demands(), array(a.amounts()), a.usage(), a.atMillis());
     }
   }
 
@@ -294,20 +306,28 @@ public final class ResilientStateStore implements RateLimitStore {
     }
   }
 
-  /** Applies what is pending; the number applied, or -1 if the store failed again. */
-  private int drain() {
+  /**
+   * Applies what is pending, in order; the number applied, or -1 if the store failed again. One drain at a time, so
+   * that no item is sent twice. An item the store refuses while it answers pings (a server error, not an outage)
+   * is dropped and counted in {@link #lostSettlements()}, so that it cannot hold the others back.
+   */
+  private synchronized int drain() {
     int n = 0;
     Pending p;
     while ((p = pending.peek()) != null) {
       try {
         send(p);
+        n++;
       } catch (StateStoreUnavailableException e) {
-        return -1;
+        if (!remote.ping()) {
+          return -1;
+        }
+        lost.incrementAndGet();
+        log.warn("The shared state store {} refused a settlement ({}); dropped", remote.name(), e.getMessage());
       }
       if (pending.remove(p)) {
         pendingCount.decrementAndGet();
       }
-      n++;
     }
     return n;
   }

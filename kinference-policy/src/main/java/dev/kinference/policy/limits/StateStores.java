@@ -50,8 +50,11 @@ public final class StateStores {
         + (known.size() == 1 ? " (add kinference-state-redis for redis:// and rediss://)" : ""));
   }
 
-  /** {@code uri} with any password replaced by {@code ***}, for messages and logs. */
+  /**
+   * {@code uri} with its user information replaced by {@code ***}, for messages and logs: Redis URIs put a password
+   * there alone ({@code redis://PASSWORD@host}) as well as after a user name.
+   */
   public static String redact(String uri) {
-    return uri.replaceAll("(?<=://)([^:@/]*):[^@/]*@", "$1:***@");
+    return uri.replaceAll("(?<=://)[^@/?#]*@", "***@");
   }
 }

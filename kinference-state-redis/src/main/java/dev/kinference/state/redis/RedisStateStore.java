@@ -71,6 +71,9 @@ public final class RedisStateStore implements RateLimitStore {
   private static final long HOUR_RETENTION_MS = Duration.ofDays(40).toMillis();
   private static final long DAY_RETENTION_MS = Duration.ofDays(400).toMillis();
   private static final long MONTH_RETENTION_MS = Duration.ofDays(5 * 366).toMillis();
+  /** How long a settlement's id is remembered, so that a retry within it applies nothing twice. */
+  private static final long OPERATION_MEMORY_MS = Duration.ofMinutes(10).toMillis();
+  private static final long REPLAY_AGE_MS = Duration.ofMinutes(5).toMillis();
 
   private final RedisURI uri;
   private final String prefix;
@@ -85,6 +88,7 @@ public final class RedisStateStore implements RateLimitStore {
   private final ScheduledExecutorService renewer;
   private final Object connecting = new Object();
   private volatile @Nullable StatefulRedisConnection<String, String> connection;
+  private volatile @Nullable StatefulRedisConnection<String, String> readConnection;
   private volatile long nextConnectAttemptNanos;
 
   private RedisStateStore(Builder b) {
@@ -145,7 +149,8 @@ public final class RedisStateStore implements RateLimitStore {
     for (Demand d : demands) {
       leased |= d.window() instanceof Window.Concurrent;
     }
-    String lease = leased ? processId + ":" + leaseSeq.incrementAndGet() : "";
+    // every grant has a ticket: it names the leases of concurrency demands and makes its settlement apply once
+    String lease = processId + ":" + leaseSeq.incrementAndGet();
     args.add(lease);
     args.add(Long.toString(leaseTime.toMillis()));
     for (Demand d : demands) {
@@ -186,15 +191,19 @@ public final class RedisStateStore implements RateLimitStore {
     for (int i = 0; i < reserved.length; i++) {
       reserved[i] = demands.get(i).amount();
     }
-    write(granted.ticket(), granted.atMillis(), demands, reserved, actual, usage, 0);
+    // a settlement replayed after an outage is booked at its own time, a live one at the server's
+    long usageAt = Math.abs(nowMillis - System.currentTimeMillis()) > REPLAY_AGE_MS ? nowMillis : 0;
+    String op = granted.ticket().isEmpty() ? "" : prefix + "op:settled:" + granted.ticket();
+    write(granted.ticket(), op, granted.atMillis(), demands, reserved, actual, usage, usageAt);
   }
 
   @Override
-  public void absorb(List<Demand> demands, long[] amounts, @Nullable UsageEntry usage, long atMillis) {
-    write("", atMillis, demands, new long[demands.size()], amounts, usage, atMillis);
+  public void absorb(String id, List<Demand> demands, long[] amounts, @Nullable UsageEntry usage, long atMillis) {
+    write("", id.isEmpty() ? "" : prefix + "op:absorbed:" + id, atMillis, demands, new long[demands.size()],
+        amounts, usage, atMillis);
   }
 
-  private void write(String lease, long atMillis, List<Demand> demands, long[] reserved, long[] actual,
+  private void write(String lease, String op, long atMillis, List<Demand> demands, long[] reserved, long[] actual,
       @Nullable UsageEntry usage, long usageAtMillis) {
     List<String> keys = new ArrayList<>(demands.size());
     List<String> args = new ArrayList<>(16 + demands.size() * 4);
@@ -209,6 +218,8 @@ public final class RedisStateStore implements RateLimitStore {
       args.add(Long.toString(Math.max(0, actual[i])));
       args.add(parameter(d.window()));
     }
+    args.add(op);
+    args.add(Long.toString(OPERATION_MEMORY_MS));
     if (usage == null) {
       args.add("0");
     } else {
@@ -243,7 +254,7 @@ public final class RedisStateStore implements RateLimitStore {
 
   @Override
   public List<UsageTotal> usage(UsageQuery query) {
-    StatefulRedisConnection<String, String> c = conn();
+    StatefulRedisConnection<String, String> c = readConn();
     TreeSet<String> tenants = new TreeSet<>();
     if (query.tenant() != null) {
       tenants.add(query.tenant());
@@ -311,22 +322,31 @@ public final class RedisStateStore implements RateLimitStore {
   @Override
   public void close() {
     renewer.shutdownNow();
-    StatefulRedisConnection<String, String> c = connection;
-    if (c != null) {
-      c.close();
+    for (StatefulRedisConnection<String, String> c : java.util.Arrays.asList(connection, readConnection)) {
+      if (c != null) {
+        c.close();
+      }
     }
     client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     var unused = resources.shutdown(0, 2, TimeUnit.SECONDS);
   }
 
-  /** The connection, made on first use; after a failed attempt, tried again at most once a second. */
+  /** The connection of requests' reservations and settlements. */
   StatefulRedisConnection<String, String> conn() {
     StatefulRedisConnection<String, String> c = connection;
-    if (c != null) {
-      return c;
-    }
+    return c != null ? c : connect(false);
+  }
+
+  /** A second connection for reads (usage queries), so that a large one does not delay admissions. */
+  private StatefulRedisConnection<String, String> readConn() {
+    StatefulRedisConnection<String, String> c = readConnection;
+    return c != null ? c : connect(true);
+  }
+
+  /** Makes a connection on first use; after a failed attempt, tries again at most once a second. */
+  private StatefulRedisConnection<String, String> connect(boolean forReads) {
     synchronized (connecting) {
-      c = connection;
+      StatefulRedisConnection<String, String> c = forReads ? readConnection : connection;
       if (c != null) {
         return c;
       }
@@ -336,8 +356,12 @@ public final class RedisStateStore implements RateLimitStore {
       }
       try {
         c = client.connect();
-        connection = c;
-        log.info("Connected to the state store at {}", address());
+        if (forReads) {
+          readConnection = c;
+        } else {
+          connection = c;
+          log.info("Connected to the state store at {}", address());
+        }
         return c;
       } catch (RedisException e) {
         nextConnectAttemptNanos = now + TimeUnit.SECONDS.toNanos(1);

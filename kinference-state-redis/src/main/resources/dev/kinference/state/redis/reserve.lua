@@ -1,4 +1,5 @@
--- Reserves every demand or none. KEYS: one counter per demand.
+-- Reserves every demand or none. KEYS: one counter per demand. Budgets only move forward: a period is reset when
+-- the server's clock enters a later one, never when it reads an earlier one.
 -- ARGV: lease id, lease ms, then per demand: kind (s sliding, p period, c concurrent), limit, amount, parameter
 -- (the sliding window's length in ms, or the period's kind).
 -- Returns {1, now} when granted, {0, index (0-based), used, retry ms, now} when refused.
@@ -31,7 +32,8 @@ for i = 1, n do
     elseif kind == 'p' then
       local s = period(param, now)
       local stored = redis.call('HMGET', key, 'start', 'total')
-      if tonumber(stored[1]) == s then sum = tonumber(stored[2]) or 0 end
+      -- a stored period later than this clock's (a failover to a server whose clock is behind) still counts
+      if (tonumber(stored[1]) or -1) >= s then sum = tonumber(stored[2]) or 0 end
     else
       sum = leases_held(key, now)
     end
@@ -74,7 +76,7 @@ for i = 1, n do
     redis.call('PEXPIRE', key, length + 2 * width)
   elseif kind == 'p' then
     local s, e = period(param, now)
-    if tonumber(redis.call('HGET', key, 'start')) ~= s then
+    if (tonumber(redis.call('HGET', key, 'start')) or -1) < s then
       redis.call('HSET', key, 'start', s, 'total', 0)
     end
     redis.call('HINCRBY', key, 'total', amount)

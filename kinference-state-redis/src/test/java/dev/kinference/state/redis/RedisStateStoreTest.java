@@ -150,7 +150,7 @@ class RedisStateStoreTest {
           Instant.parse("2026-03-01T00:00:00Z"), Instant.now().minus(Duration.ofDays(3)),
           Instant.now().minus(Duration.ofHours(30)));
       for (Instant t : times) {
-        s.absorb(List.of(), new long[0], new UsageEntry("cal" + t.getEpochSecond(), "m", false, 1, 0, 0, 0, "USD"),
+        s.absorb("cal-" + t, List.of(), new long[0], new UsageEntry("cal" + t.getEpochSecond(), "m", false, 1, 0, 0, 0, "USD"),
             t.toEpochMilli());
         for (CalendarPeriod g : List.of(CalendarPeriod.HOUR, CalendarPeriod.DAY, CalendarPeriod.MONTH)) {
           Duration kept = g == CalendarPeriod.MONTH ? Duration.ofDays(5 * 366) : Duration.ofDays(39);
@@ -176,11 +176,28 @@ class RedisStateStoreTest {
       var sync = s.conn().sync();
       List<String> keys = sync.keys("t8:*");
       assertThat(keys).isNotEmpty();
+      assertThat(keys).anyMatch(k -> k.endsWith("usage:tenants")).anyMatch(k -> k.contains("op:settled:"));
       for (String k : keys) {
-        if (!k.endsWith("usage:tenants")) {
-          assertThat(sync.pttl(k)).as(k).isPositive();
-        }
+        assertThat(sync.pttl(k)).as(k).isPositive();
       }
+    }
+  }
+
+  /** A settlement retried after a timeout (it may have run) applies once. */
+  @Test
+  void aSettlementAppliesOnceWhenItIsRetried() {
+    try (RedisStateStore s = store("t9:")) {
+      Reservation.Granted g = (Reservation.Granted) s.tryReserve(List.of(tokens("k", 1000, 100)), 0);
+      UsageEntry u = new UsageEntry("once", "m", false, 10, 0, 20, 5, "USD");
+      s.settle(g, new long[] {30}, u, 0);
+      s.settle(g, new long[] {30}, u, 0);
+      assertThat(s.used("k", Window.Sliding.MINUTE, 0)).isEqualTo(30);
+      Instant now = Instant.now();
+      assertThat(s.usage(new UsageQuery("once", null, now.minusSeconds(5), now.plusSeconds(1), CalendarPeriod.DAY)))
+          .singleElement().satisfies(t -> assertThat(t.requests()).isEqualTo(1));
+      s.absorb("a-1", List.of(tokens("k", 1000, 0)), new long[] {7}, null, System.currentTimeMillis());
+      s.absorb("a-1", List.of(tokens("k", 1000, 0)), new long[] {7}, null, System.currentTimeMillis());
+      assertThat(s.used("k", Window.Sliding.MINUTE, 0)).isEqualTo(37);
     }
   }
 
@@ -204,7 +221,9 @@ class RedisStateStoreTest {
     assertThatThrownBy(() -> StateStores.open("mongodb://u:secret@h/", null, Duration.ofSeconds(1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis")
         .hasMessageNotContaining("secret");
-    assertThat(StateStores.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://user:***@host:6379/0");
+    assertThat(StateStores.redact("redis://user:s3cret@host:6379/0")).isEqualTo("redis://***@host:6379/0");
+    assertThat(StateStores.redact("redis://s3cret@host:6379")).as("Lettuce reads a lone userinfo as a password")
+        .isEqualTo("redis://***@host:6379");
     try (var s = StateStores.open(redis.uri() + "/2", null, Duration.ofSeconds(1))) {
       assertThat(s).isInstanceOf(RedisStateStore.class);
       assertThat(s.ping()).isTrue();
