@@ -753,9 +753,17 @@ final class Exchange implements AdmissionQueue.Waiter {
     // no usage in the body: its output is estimated from the text (charged() adds the prompt)
     Usage usage = u == null ? new Usage(0, 0, OutputEstimate.ofResponse(node)) : u;
     byte[] out = bytes;
-    if (a.prepared.upstreamFormat() != format) {
+    // the client sees the model name it asked for: an alias or a policy's rewrite must not show through
+    String clientModel = req().model();
+    boolean renamed = node.hasNonNull("model") && !clientModel.equals(node.path("model").asText());
+    if (a.prepared.upstreamFormat() != format || renamed) {
       try {
-        out = MAPPER.writeValueAsBytes(Translation.response(node, a.prepared.upstreamFormat(), format));
+        ObjectNode answer = a.prepared.upstreamFormat() != format
+            ? Translation.response(node, a.prepared.upstreamFormat(), format) : node;
+        if (answer.hasNonNull("model")) {
+          answer.put("model", clientModel);
+        }
+        out = MAPPER.writeValueAsBytes(answer);
       } catch (IOException | RuntimeException e) {
         retry(a, "untranslatable", 502, "response translation failed: " + e);
         return;

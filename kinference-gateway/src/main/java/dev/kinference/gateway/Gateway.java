@@ -143,6 +143,7 @@ public final class Gateway implements AutoCloseable {
     // I/O thread that reads a request handles it instead of handing its selecting over to another thread first.
     server.setDynamic(false);
     server.setHandler(new GatewayHandler(this));
+    server.setErrorHandler(new ApiErrorHandler());
     this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "kinference-gateway-ticker");
       t.setDaemon(true);
@@ -269,7 +270,7 @@ public final class Gateway implements AutoCloseable {
     private PriceTable localPrices = PriceTable.empty();
     private boolean accessLog = true;
     private boolean blockingPlugins;
-    private boolean debugHeaders = true;
+    private boolean debugHeaders;
     private int maxThreads = 200;
     private int maxConcurrentStreams = 1024;
     private @Nullable String adminKey;
@@ -370,7 +371,11 @@ public final class Gateway implements AutoCloseable {
       return this;
     }
 
-    /** Whether responses say which endpoint served them ({@code x-kinference-endpoint}). Default true. */
+    /**
+     * Whether responses say which internal endpoint served them and how much of the prompt it had cached ({@code
+     * x-kinference-endpoint}, {@code x-kinference-cached-tokens}): for debugging, since they name internal servers.
+     * Default false ({@code kinference serve --debug-headers} turns them on).
+     */
     public Builder debugHeaders(boolean enabled) {
       this.debugHeaders = enabled;
       return this;

@@ -112,7 +112,7 @@ final class GatewayHandler extends Handler.Abstract {
   }
 
   /** Anthropic clients send {@code anthropic-version}; everyone else gets OpenAI-format errors. */
-  private static ApiFormat formatOf(Request request) {
+  static ApiFormat formatOf(Request request) {
     String p = Request.getPathInContext(request);
     return p.startsWith("/v1/messages") || request.getHeaders().contains("anthropic-version")
         ? ApiFormat.ANTHROPIC_MESSAGES : ApiFormat.OPENAI_CHAT;

@@ -52,7 +52,7 @@ class FaultToleranceTest {
           // A request caught by the kill between the victim's engine and its connector stopping may never be
           // answered: the first-token timeout (60 s by default) is what moves it to another server, so it must be
           // well below the client's 30 s (regression: one request failed with the client's timeout).
-          .gateway(g -> g.port(0).accessLog(false).firstTokenTimeout(Duration.ofSeconds(5))).build().start()) {
+          .gateway(g -> g.port(0).accessLog(false).firstTokenTimeout(Duration.ofSeconds(5)).debugHeaders(true)).build().start()) {
         OpenAIClient client = OpenAIOkHttpClient.builder().baseUrl(pg.gateway().uri() + "/v1").apiKey("x")
             .maxRetries(0).timeout(Duration.ofSeconds(30)).build();
         SimulatedServer victim = sims.server(1);

@@ -85,7 +85,8 @@ final class Harness implements AutoCloseable {
       Router.Builder rb = Router.builder().fleet(fleet);
       router.accept(rb);
       Router r = rb.build();
-      Gateway.Builder gb = Gateway.builder().router(r).providers(providers).port(0).host("127.0.0.1");
+      Gateway.Builder gb = Gateway.builder().router(r).providers(providers).port(0).host("127.0.0.1")
+          .debugHeaders(true);
       gateway.accept(gb);
       Gateway g = gb.build().start();
       return new Harness(sims, fleet, r, g);

@@ -118,7 +118,7 @@ class PolicyGatewayTest {
     pg = PolicyGateway.builder()
         .config(PolicyLoader.load(config(sim, cloud), "test.yaml").orThrow())
         .environment(Map.of("TEST_CLOUD_KEY", FakeCloud.KEY)::get)
-        .gateway(g -> g.port(0).queueMaxWait(Duration.ofSeconds(3)))
+        .gateway(g -> g.port(0).queueMaxWait(Duration.ofSeconds(3)).debugHeaders(true))
         .build().start();
   }
 

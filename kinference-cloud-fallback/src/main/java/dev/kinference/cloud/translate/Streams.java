@@ -12,6 +12,8 @@ final class Streams {
 
   private Streams() {}
 
+  private static final String MODEL_KEY = "\"model\":\"";
+
   abstract static class Base implements StreamTranslator {
     boolean content;
     boolean complete;
@@ -19,10 +21,31 @@ final class Streams {
     Usage usage = Usage.UNKNOWN;
     @Nullable String finishReason;
     int outputEvents;
+    /** The model name the client asked for, which events forwarded as they are must carry. */
+    String clientModel = "";
 
     @Override
     public int outputEvents() {
       return outputEvents;
+    }
+
+    /**
+     * {@code raw}, or the event again with its {@code "model":"..."} set to the client's model name when the server
+     * named its own (an alias or a policy's rewrite must not show through). Model names carry no quotes, so the value
+     * ends at the next one.
+     */
+    byte[] withClientModel(SseEvent event, byte[] raw) {
+      String data = event.data();
+      int at = data.indexOf(MODEL_KEY);
+      if (clientModel.isEmpty() || at < 0) {
+        return raw;
+      }
+      int start = at + MODEL_KEY.length();
+      int end = data.indexOf('"', start);
+      if (end < 0 || (end - start == clientModel.length() && data.regionMatches(start, clientModel, 0, end - start))) {
+        return raw;
+      }
+      return new SseEvent(event.event(), data.substring(0, start) + clientModel + data.substring(end)).toBytes();
     }
 
     @Override
@@ -67,8 +90,9 @@ final class Streams {
   static final class OpenAiPassthrough extends Base {
     private final boolean forwardUsageChunk;
 
-    OpenAiPassthrough(boolean forwardUsageChunk) {
+    OpenAiPassthrough(boolean forwardUsageChunk, String clientModel) {
       this.forwardUsageChunk = forwardUsageChunk;
+      this.clientModel = clientModel;
     }
 
     @Override
@@ -95,7 +119,7 @@ final class Streams {
           JsonNode choices = chunk.path("choices");
           if (choices.isArray() && choices.isEmpty() && u != null) {
             if (forwardUsageChunk) {
-              out.accept(raw);
+              out.accept(withClientModel(event, raw));
             }
             return;
           }
@@ -111,7 +135,7 @@ final class Streams {
       if (carriesTokens(data)) {
         outputEvents++;
       }
-      out.accept(raw);
+      out.accept(withClientModel(event, raw));
     }
 
     /**
@@ -149,6 +173,10 @@ final class Streams {
 
   /** Anthropic events forwarded unchanged, watched for usage, content, errors and the end. */
   static final class AnthropicPassthrough extends Base {
+    AnthropicPassthrough(String clientModel) {
+      this.clientModel = clientModel;
+    }
+
     @Override
     public void onEvent(SseEvent event, byte[] raw, Consumer<byte[]> out) {
       String type = event.event();
@@ -192,7 +220,7 @@ final class Streams {
           // ping and future event types pass through
         }
       }
-      out.accept(raw);
+      out.accept("message_start".equals(type) ? withClientModel(event, raw) : raw);
     }
   }
 

@@ -110,8 +110,8 @@ public final class Translation {
       String requestModel) {
     if (upstream == client) {
       return client == ApiFormat.ANTHROPIC_MESSAGES
-          ? new Streams.AnthropicPassthrough()
-          : new Streams.OpenAiPassthrough(clientWantsUsage);
+          ? new Streams.AnthropicPassthrough(requestModel)
+          : new Streams.OpenAiPassthrough(clientWantsUsage, requestModel);
     }
     if (upstream == ApiFormat.OPENAI_CHAT && client == ApiFormat.ANTHROPIC_MESSAGES) {
       return new Streams.OpenAiToAnthropic(requestModel);

@@ -260,6 +260,23 @@ class TranslationTest {
     assertThat(run(noUsage, upstream)).hasSize(6);
   }
 
+  /** Regression: the response's model was the internal server model even when the client used an alias. */
+  @Test
+  void passthroughShowsTheModelTheClientAskedFor() {
+    String upstream = openAiStream(
+        "{'id':'c','model':'Qwen/Qwen3-8B','choices':[{'index':0,'delta':{'content':'x'},'finish_reason':null}]}",
+        "{'id':'c','model':'chat','choices':[{'index':0,'delta':{'content':'y'},'finish_reason':'stop'}]}");
+    List<SseEvent> events = run(Translation.stream(ApiFormat.OPENAI_CHAT, ApiFormat.OPENAI_CHAT, false, "chat"),
+        upstream);
+    assertThat(events.subList(0, 2)).extracting(SseEvent::data)
+        .allSatisfy(d -> assertThat(d).contains("\"model\":\"chat\"").doesNotContain("Qwen"));
+    String anthropic = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\","
+        + "\"model\":\"internal-7b\",\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n";
+    List<SseEvent> a = run(Translation.stream(ApiFormat.ANTHROPIC_MESSAGES, ApiFormat.ANTHROPIC_MESSAGES, false,
+        "claude-alias"), anthropic);
+    assertThat(a.get(0).data()).contains("\"model\":\"claude-alias\"").doesNotContain("internal-7b");
+  }
+
   @Test
   void passthroughKeepsBytesDropsTheUsageChunkTheClientDidNotAskForAndSeesErrors() {
     String upstream = openAiStream(

@@ -94,6 +94,10 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--no-access-log", description = "Do not write one log line per request.")
   boolean noAccessLog;
 
+  @Option(names = "--debug-headers", description = "Add x-kinference-endpoint and x-kinference-cached-tokens to "
+      + "responses (they name internal servers: for debugging only).")
+  boolean debugHeaders;
+
   @Option(names = "--sim-servers", defaultValue = "3", paramLabel = "N",
       description = "Without --config: how many simulated servers (default: ${DEFAULT-VALUE}).")
   int simServers = 3;
@@ -224,7 +228,7 @@ public final class ServeCommand implements Callable<Integer> {
     Duration idle = duration(idleTimeout, "--idle-timeout");
     Duration wait = duration(queueWait, "--queue-wait");
     b.gateway(g -> g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
-        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams)
+        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams).debugHeaders(debugHeaders)
         .adminKey(System.getenv("KINFERENCE_ADMIN_KEY")));
     PolicyGateway gateway;
     try {
