@@ -70,6 +70,10 @@ public final class Gateway implements AutoCloseable {
   final Upstreams upstreams;
   final RequestGuard guard;
   final @Nullable UsageEndpoint usageEndpoint;
+  private volatile boolean draining;
+  /** When the last inference request arrived; {@link #drain} waits for a quiet moment. */
+  volatile long lastArrivalNanos = System.nanoTime() - QUIET_NANOS;
+  private static final long QUIET_NANOS = 500_000_000L;
   final RequestParser parser;
   final GatewayMetrics metrics;
   final AdmissionQueue<Exchange> queue;
@@ -239,6 +243,33 @@ public final class Gateway implements AutoCloseable {
     if (queue.size() > 0) {
       queue.drain(Exchange::mayHaveCapacity, Exchange::leaveQueue);
     }
+  }
+
+  /** Whether {@link #drain} was called: {@code /ready} answers 503, requests are still served. */
+  public boolean draining() {
+    return draining;
+  }
+
+  /**
+   * Lets the requests in flight, streams included, run to their end: {@code /ready} fails at once (so that the
+   * Service's endpoints drop this replica), new connections and requests are still served meanwhile (they arrive
+   * until the endpoints have been updated), and this returns when nothing is in flight or {@code timeout} has
+   * passed. Then {@link #close} stops the server. Thread-safe; returns whether everything finished.
+   */
+  public boolean drain(Duration timeout) throws InterruptedException {
+    draining = true;
+    long deadline = System.nanoTime() + timeout.toNanos();
+    // a request whose client chose this replica just before the flag must not find the server gone: drained means
+    // nothing in flight and nothing arrived for a moment
+    while (!active.isEmpty() || queue.size() > 0 || System.nanoTime() - lastArrivalNanos < QUIET_NANOS) {
+      if (System.nanoTime() - deadline >= 0) {
+        log.warn("Drain timeout ({} s) passed with {} requests in flight; they are cut", timeout.toSeconds(),
+            active.size());
+        return false;
+      }
+      Thread.sleep(50);
+    }
+    return true;
   }
 
   /** Stops accepting, fails what is in flight, and closes the upstream clients. Idempotent. */

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kinference.cloud.translate.ApiErrors;
 import dev.kinference.endpoint.EndpointState;
-import dev.kinference.endpoint.Health;
 import dev.kinference.prompt.TokenizationException;
 import dev.kinference.request.ApiFormat;
 import dev.kinference.request.InferenceRequest;
@@ -99,16 +98,16 @@ final class GatewayHandler extends Handler.Abstract {
     request.getContext().execute(work);
   }
 
+  /**
+   * Ready means "configuration loaded and able to serve": this process takes requests. An upstream outage is not a
+   * reason to leave the Service (every replica would, and the 503s saying why would go unseen); it shows in
+   * {@code /metrics} and in the 503s themselves. A draining gateway (SIGTERM) answers 503 at once, so that the
+   * endpoints stop sending it new clients while it finishes what it has.
+   */
   private boolean ready(Response response, Callback callback) {
-    boolean ready = false;
-    for (EndpointState e : g.router.fleet().endpoints()) {
-      if (e.health() == Health.HEALTHY) {
-        ready = true;
-        break;
-      }
-    }
-    return text(response, callback, ready ? 200 : 503, "application/json",
-        ready ? "{\"status\":\"ready\"}" : "{\"status\":\"no healthy endpoint\"}");
+    boolean draining = g.draining();
+    return text(response, callback, draining ? 503 : 200, "application/json",
+        draining ? "{\"status\":\"draining\"}" : "{\"status\":\"ready\"}");
   }
 
   /** Anthropic clients send {@code anthropic-version}; everyone else gets OpenAI-format errors. */
@@ -125,6 +124,7 @@ final class GatewayHandler extends Handler.Abstract {
   }
 
   private boolean inference(Request request, Response response, Callback callback, ApiFormat format) {
+    g.lastArrivalNanos = System.nanoTime();
     Exchange x = new Exchange(g, request, response, callback, format);
     if (!x.authenticate()) {
       return true;

@@ -195,7 +195,10 @@ class HelmChartTest {
     List<String> args = new ArrayList<>();
     c.at("/args").forEach(a -> args.add(a.asText()));
     assertThat(args).containsExactly("serve", "--host", "0.0.0.0", "--port", "8080", "--discovery", "kubernetes",
-        "--policy-namespace", "llm", "--index", "precise");
+        "--policy-namespace", "llm", "--index", "precise", "--drain-timeout", "300s");
+    // a rollout loses no stream: a preStop sleep while the endpoints update, a drain, a grace period beyond both
+    assertThat(c.at("/lifecycle/preStop/exec/command/0").asText()).isEqualTo("sleep");
+    assertThat(pod.at("/spec/terminationGracePeriodSeconds").asInt()).isGreaterThan(300 + 10);
     JsonNode svc = render("kinference", "gateway").get("Service/kinference");
     assertThat(svc.at("/spec/selector")).isEqualTo(d.at("/spec/selector/matchLabels"));
     assertThat(svc.at("/spec/ports/0/targetPort").asText()).isEqualTo("http");

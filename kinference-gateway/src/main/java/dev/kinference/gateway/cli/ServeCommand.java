@@ -94,6 +94,11 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--no-access-log", description = "Do not write one log line per request.")
   boolean noAccessLog;
 
+  @Option(names = "--drain-timeout", defaultValue = "300s", paramLabel = "DURATION",
+      description = "On SIGTERM: /ready fails at once and requests in flight, streams included, may run this long "
+          + "before the gateway stops; longer than a typical long stream (default: ${DEFAULT-VALUE}).")
+  String drainTimeout = "300s";
+
   @Option(names = "--debug-headers", description = "Add x-kinference-endpoint and x-kinference-cached-tokens to "
       + "responses (they name internal servers: for debugging only).")
   boolean debugHeaders;
@@ -253,7 +258,13 @@ public final class ServeCommand implements Callable<Integer> {
       return 2;
     }
     CountDownLatch stopped = new CountDownLatch(1);
+    Duration drain = duration(drainTimeout, "--drain-timeout");
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        gateway.gateway().drain(drain);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       gateway.close();
       sims.forEach(SimulatedServer::close);
       stopped.countDown();

@@ -539,7 +539,8 @@ final class Evaluation {
             + describe(ab));
         candidates = new Target.EndpointIds(below);
       } else if (st.saturated()) {
-        String pools = "pool " + tp.names() + " is saturated (" + st.describe() + ")";
+        String pools = "pool " + tp.names() + " is " + (st.members() > 0 && st.healthy() == 0 ? "unreachable"
+            : "saturated") + " (" + st.describe() + ")";
         if (!fallbackIds.isEmpty()) {
           preferFallbacks = true;
           trace.add("builtin/overflow: " + pools + "; overflow to " + String.join(", ", fallbackIds));

@@ -15,18 +15,20 @@ import java.util.List;
  * utilisation and predicted TTFT, and whether every member is saturated.
  *
  * @param members members in the snapshot (not draining)
+ * @param healthy members that answer (the others are unreachable or failing)
  * @param available members that are healthy and not saturated
  * @param saturated whether no member is available (a pool without members is saturated)
  * @param queueDepth the smallest queue among healthy members ({@link Integer#MAX_VALUE} when none)
  * @param kvUtilization the smallest KV usage among healthy members (1 when none)
  * @param predictedTtftMs the smallest predicted TTFT among healthy members, ignoring cache hits (infinite when none)
  */
-record PoolState(int members, int available, boolean saturated, int queueDepth, double kvUtilization,
+record PoolState(int members, int healthy, int available, boolean saturated, int queueDepth, double kvUtilization,
     double predictedTtftMs) {
 
   static PoolState of(List<InferencePool> pools, List<EndpointState> all, Saturation defaults, TtftModel ttft,
       int promptTokens, long nowNanos) {
     int members = 0;
+    int healthy = 0;
     int available = 0;
     int queue = Integer.MAX_VALUE;
     double kv = 1;
@@ -36,6 +38,7 @@ record PoolState(int members, int available, boolean saturated, int queueDepth, 
       if (s.health() != Health.HEALTHY) {
         continue;
       }
+      healthy++;
       InferencePool pool = poolOf(pools, s);
       if (!saturated(pool, s, defaults, nowNanos)) {
         available++;
@@ -44,7 +47,7 @@ record PoolState(int members, int available, boolean saturated, int queueDepth, 
       kv = Math.min(kv, s.kvUsage());
       ttftMs = Math.min(ttftMs, 1000 * ttft.predictSeconds(s, promptTokens, s.blockSize(pool.spec().blockSize())));
     }
-    return new PoolState(members, available, available == 0, queue, kv, ttftMs);
+    return new PoolState(members, healthy, available, available == 0, queue, kv, ttftMs);
   }
 
   /** Members of any of the pools that are not draining, in snapshot order. */
@@ -96,6 +99,11 @@ record PoolState(int members, int available, boolean saturated, int queueDepth, 
   String describe() {
     if (members == 0) {
       return "no members";
+    }
+    if (healthy == 0) {
+      // not "saturated, KV 100%": nothing answers, which is an outage, not load (regression)
+      return "0/" + members + " available: " + (members == 1 ? "its member is" : "all " + members + " members are")
+          + " unreachable or failing";
     }
     return available + "/" + members + " available, queue " + (queueDepth == Integer.MAX_VALUE ? "-" : queueDepth)
         + ", KV " + Math.round(kvUtilization * 100) + "%, TTFT ~" + (Double.isInfinite(predictedTtftMs) ? "-"
