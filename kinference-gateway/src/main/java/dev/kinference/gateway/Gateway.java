@@ -71,6 +71,9 @@ public final class Gateway implements AutoCloseable {
   final RequestGuard guard;
   final @Nullable UsageEndpoint usageEndpoint;
   private volatile boolean draining;
+  final SlowClientGuard slowClients;
+  private final SlowClientGuard.Settings slowClientSettings;
+  private long lastSweepNanos;
   /** When the last inference request arrived; {@link #drain} waits for a quiet moment. */
   volatile long lastArrivalNanos = System.nanoTime() - QUIET_NANOS;
   private static final long QUIET_NANOS = 500_000_000L;
@@ -122,7 +125,18 @@ public final class Gateway implements AutoCloseable {
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
     http.setSendDateHeader(false);
-    HttpConnectionFactory h1 = new HttpConnectionFactory(http);
+    this.slowClientSettings = b.slowClients;
+    this.slowClients = new SlowClientGuard(b.slowClients);
+    SlowClientGuard guardOfSlowClients = slowClients;
+    HttpConnectionFactory h1 = new HttpConnectionFactory(http) {
+      @Override
+      public org.eclipse.jetty.io.Connection newConnection(org.eclipse.jetty.server.Connector connector,
+          org.eclipse.jetty.io.EndPoint endPoint) {
+        org.eclipse.jetty.io.Connection c = super.newConnection(connector, endPoint);
+        guardOfSlowClients.opened(c);
+        return c;
+      }
+    };
     // I/O (selector) threads run the handler, so one per core, as an event-loop server has one worker per core; at
     // most 16, and at most a quarter of the pool, which also runs the acceptors and everything handed off.
     int ioThreads = Math.max(1, Math.min(Math.min(16, Runtime.getRuntime().availableProcessors()), b.maxThreads / 4));
@@ -233,6 +247,10 @@ public final class Gateway implements AutoCloseable {
         e.queueTimedOut();
       }
       drainQueue();
+      if (now - lastSweepNanos > 250_000_000L) {
+        lastSweepNanos = now;
+        slowClients.sweep(now);
+      }
     } catch (RuntimeException e) {
       log.warn("Gateway ticker failed", e);
     }
@@ -243,6 +261,10 @@ public final class Gateway implements AutoCloseable {
     if (queue.size() > 0) {
       queue.drain(Exchange::mayHaveCapacity, Exchange::leaveQueue);
     }
+  }
+
+  SlowClientGuard.Settings slowClientSettings() {
+    return slowClientSettings;
   }
 
   /** Whether {@link #drain} was called: {@code /ready} answers 503, requests are still served. */
@@ -305,6 +327,7 @@ public final class Gateway implements AutoCloseable {
     private int maxThreads = 200;
     private int maxConcurrentStreams = 1024;
     private @Nullable String adminKey;
+    private SlowClientGuard.Settings slowClients = SlowClientGuard.Settings.DEFAULT;
     private @Nullable Executor upstreamExecutor;
 
     private Builder() {}
@@ -463,6 +486,17 @@ public final class Gateway implements AutoCloseable {
      */
     public Builder adminKey(@Nullable String key) {
       this.adminKey = key == null || key.isBlank() ? null : key;
+      return this;
+    }
+
+    /**
+     * Deadlines for slow clients on HTTP/1.1: request headers complete within {@code headerTimeout} of their first
+     * byte and a body within {@code bodyTimeout} of its headers (else 408 in the API's error format). Defaults 10 s
+     * and 30 s. Connections resting between requests close after 60 s, and one client address keeps at most 256.
+     */
+    public Builder clientTimeouts(Duration headerTimeout, Duration bodyTimeout) {
+      this.slowClients = new SlowClientGuard.Settings(positive(headerTimeout, "headerTimeout"),
+          positive(bodyTimeout, "bodyTimeout"), slowClients.keepAliveTimeout(), slowClients.maxIdlePerClient());
       return this;
     }
 

@@ -54,7 +54,22 @@ final class GatewayHandler extends Handler.Abstract {
   }
 
   @Override
-  public boolean handle(Request request, Response response, Callback callback) {
+  public boolean handle(Request request, Response response, Callback answered) {
+    org.eclipse.jetty.io.Connection connection = request.getConnectionMetaData().getConnection();
+    g.slowClients.requestStarted(connection);
+    Callback callback = new Callback.Nested(answered) {
+      @Override
+      public void succeeded() {
+        g.slowClients.requestEnded(connection); // first: completing may start the connection's next request
+        super.succeeded();
+      }
+
+      @Override
+      public void failed(Throwable x) {
+        g.slowClients.requestEnded(connection);
+        super.failed(x);
+      }
+    };
     String path = Request.getPathInContext(request);
     String method = request.getMethod();
     boolean post = HttpMethod.POST.is(method);
@@ -147,7 +162,11 @@ final class GatewayHandler extends Handler.Abstract {
       return;
     }
     int limit = (int) Math.min(Integer.MAX_VALUE - 16, max + 1);
+    org.eclipse.jetty.io.Connection connection = request.getConnectionMetaData().getConnection();
+    g.slowClients.readingBody(connection, () -> failure.fail(408, "body: not received within "
+        + g.slowClientSettings().bodyTimeout().toSeconds() + " s"));
     Content.Source.asByteArrayAsync(request, limit, Promise.Invocable.from(InvocationType.NON_BLOCKING, (bytes, err) -> {
+      g.slowClients.bodyRead(connection);
       if (err != null) {
         Throwable cause = err.getCause() != null ? err.getCause() : err;
         if (cause instanceof java.util.concurrent.TimeoutException) {

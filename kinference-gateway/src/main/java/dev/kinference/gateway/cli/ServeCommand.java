@@ -94,6 +94,15 @@ public final class ServeCommand implements Callable<Integer> {
   @Option(names = "--no-access-log", description = "Do not write one log line per request.")
   boolean noAccessLog;
 
+  @Option(names = "--header-timeout", defaultValue = "10s", paramLabel = "DURATION",
+      description = "HTTP/1.1 request headers must arrive within this of their first byte, else 408 (default: "
+          + "${DEFAULT-VALUE}).")
+  String headerTimeout = "10s";
+
+  @Option(names = "--body-timeout", defaultValue = "30s", paramLabel = "DURATION",
+      description = "A request's body must arrive within this of its headers, else 408 (default: ${DEFAULT-VALUE}).")
+  String bodyTimeout = "30s";
+
   @Option(names = "--drain-timeout", defaultValue = "300s", paramLabel = "DURATION",
       description = "On SIGTERM: /ready fails at once and requests in flight, streams included, may run this long "
           + "before the gateway stops; longer than a typical long stream (default: ${DEFAULT-VALUE}).")
@@ -234,6 +243,7 @@ public final class ServeCommand implements Callable<Integer> {
     Duration wait = duration(queueWait, "--queue-wait");
     b.gateway(g -> g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
         .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams).debugHeaders(debugHeaders)
+        .clientTimeouts(duration(headerTimeout, "--header-timeout"), duration(bodyTimeout, "--body-timeout"))
         .adminKey(System.getenv("KINFERENCE_ADMIN_KEY")));
     PolicyGateway gateway;
     try {
