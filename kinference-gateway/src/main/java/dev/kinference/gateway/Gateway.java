@@ -89,6 +89,7 @@ public final class Gateway implements AutoCloseable {
   final Set<Exchange> active = ConcurrentHashMap.newKeySet();
   private final Server server;
   private final ServerConnector connector;
+  private final @Nullable ServerConnector probeConnector;
   private final ScheduledExecutorService ticker;
   private final String host;
   private final int requestedPort;
@@ -155,6 +156,18 @@ public final class Gateway implements AutoCloseable {
     connector.setIdleTimeout(Math.max(b.requestTimeout.toMillis(),
         Math.max(b.firstTokenTimeout.toMillis(), b.idleTimeout.toMillis())) + 5_000);
     server.addConnector(connector);
+    if (b.probePort >= 0) {
+      // Probes on their own connector: its acceptor and selector thread serve /health and /ready inline, whatever
+      // load the main connector's I/O threads carry (a liveness probe must not time out under a burst).
+      ServerConnector probes = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+      probes.setHost(host);
+      probes.setPort(b.probePort);
+      probes.setIdleTimeout(30_000);
+      server.addConnector(probes);
+      this.probeConnector = probes;
+    } else {
+      this.probeConnector = null;
+    }
     this.upstreams = new Upstreams(b.providers, b.connectTimeout, b.firstTokenTimeout, b.idleTimeout,
         b.requestTimeout, executor, connector.getSelectorManager(), b.blockingPlugins);
     // A fixed handler tree makes the server, and so its connections, as non-blocking as the gateway's handler: the
@@ -193,6 +206,17 @@ public final class Gateway implements AutoCloseable {
   /** The port the gateway listens on (the bound one when 0 was asked for). */
   public int port() {
     return connector.getLocalPort();
+  }
+
+  /** The port of the probe connector ({@code /health}, {@code /ready}, {@code /metrics}), or -1 if none. */
+  public int probePort() {
+    ServerConnector p = probeConnector;
+    return p == null ? -1 : p.getLocalPort();
+  }
+
+  /** Whether {@code connector} is the probe connector, which serves probes and metrics only. */
+  boolean isProbeConnector(org.eclipse.jetty.server.Connector c) {
+    return probeConnector != null && probeConnector.equals(c);
   }
 
   /** {@code http://host:port}, the base URL clients use (OpenAI SDKs append {@code /v1}). */
@@ -327,6 +351,7 @@ public final class Gateway implements AutoCloseable {
     private int maxThreads = 200;
     private int maxConcurrentStreams = 1024;
     private @Nullable String adminKey;
+    private int probePort = -1;
     private SlowClientGuard.Settings slowClients = SlowClientGuard.Settings.DEFAULT;
     private @Nullable Executor upstreamExecutor;
 
@@ -497,6 +522,19 @@ public final class Gateway implements AutoCloseable {
     public Builder clientTimeouts(Duration headerTimeout, Duration bodyTimeout) {
       this.slowClients = new SlowClientGuard.Settings(positive(headerTimeout, "headerTimeout"),
           positive(bodyTimeout, "bodyTimeout"), slowClients.keepAliveTimeout(), slowClients.maxIdlePerClient());
+      return this;
+    }
+
+    /**
+     * A second port that serves {@code /health}, {@code /ready} and {@code /metrics} only, on a connector of its own
+     * (0 picks a free one). Point Kubernetes probes at it: they are answered within milliseconds however busy the
+     * main port's I/O threads are. Default: none (probes on the main port).
+     */
+    public Builder probePort(int port) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("probePort must be 0 to 65535: " + port);
+      }
+      this.probePort = port;
       return this;
     }
 

@@ -43,6 +43,9 @@ final class GatewayHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayHandler.class);
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
+  private static final java.util.Set<String> PROBE_PATHS = java.util.Set.of("/health", "/healthz", "/livez",
+      "/ready", "/readyz", "/metrics");
+
   /** Bodies up to this size (a few thousand tokens) are handled on the I/O thread; larger ones on a pool thread. */
   static final int INLINE_BODY_BYTES = 16 * 1024;
 
@@ -71,6 +74,11 @@ final class GatewayHandler extends Handler.Abstract {
       }
     };
     String path = Request.getPathInContext(request);
+    if (g.isProbeConnector(request.getConnectionMetaData().getConnector())
+        && !PROBE_PATHS.contains(path)) {
+      return error(response, callback, formatOf(request), 404, "the probe port serves /health, /ready and /metrics "
+          + "only; send requests to the main port");
+    }
     String method = request.getMethod();
     boolean post = HttpMethod.POST.is(method);
     boolean get = HttpMethod.GET.is(method) || HttpMethod.HEAD.is(method);

@@ -103,6 +103,12 @@ public final class ServeCommand implements Callable<Integer> {
       description = "A request's body must arrive within this of its headers, else 408 (default: ${DEFAULT-VALUE}).")
   String bodyTimeout = "30s";
 
+  @Option(names = "--probe-port", defaultValue = "-1", paramLabel = "PORT",
+      description = "Also serve /health, /ready and /metrics on this port, on a connector of its own, so that probes "
+          + "never wait behind a burst of requests (the Helm chart's probes use it); -1: none (default: "
+          + "${DEFAULT-VALUE}).")
+  int probePort = -1;
+
   @Option(names = "--drain-timeout", defaultValue = "300s", paramLabel = "DURATION",
       description = "On SIGTERM: /ready fails at once and requests in flight, streams included, may run this long "
           + "before the gateway stops; longer than a typical long stream (default: ${DEFAULT-VALUE}).")
@@ -241,10 +247,16 @@ public final class ServeCommand implements Callable<Integer> {
     Duration connect = duration(connectTimeout, "--connect-timeout");
     Duration idle = duration(idleTimeout, "--idle-timeout");
     Duration wait = duration(queueWait, "--queue-wait");
-    b.gateway(g -> g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
-        .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams).debugHeaders(debugHeaders)
-        .clientTimeouts(duration(headerTimeout, "--header-timeout"), duration(bodyTimeout, "--body-timeout"))
-        .adminKey(System.getenv("KINFERENCE_ADMIN_KEY")));
+    Duration headers = duration(headerTimeout, "--header-timeout");
+    Duration bodies = duration(bodyTimeout, "--body-timeout");
+    b.gateway(g -> {
+      g.host(host).port(port).connectTimeout(connect).firstTokenTimeout(ftt).idleTimeout(idle).queueCapacity(queue)
+          .queueMaxWait(wait).accessLog(!noAccessLog).maxConcurrentStreams(maxStreams).debugHeaders(debugHeaders)
+          .clientTimeouts(headers, bodies).adminKey(System.getenv("KINFERENCE_ADMIN_KEY"));
+      if (probePort >= 0) {
+        g.probePort(probePort);
+      }
+    });
     PolicyGateway gateway;
     try {
       gateway = b.build();
@@ -289,6 +301,10 @@ public final class ServeCommand implements Callable<Integer> {
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
     out.println("  state:     " + (store.shared() ? StateStores.redact(stateStore.strip()) + " (shared; while "
         + "unreachable: " + failureMode.cliName() + ")" : "memory (limits, budgets and usage are this process's own)"));
+    int probes = gateway.gateway().probePort();
+    if (probes >= 0) {
+      out.println("  probes:    /health, /ready and /metrics also on port " + probes);
+    }
     out.println("  metrics:   " + base + "/metrics      Ctrl-C stops.");
     out.flush();
     stopped.await();
