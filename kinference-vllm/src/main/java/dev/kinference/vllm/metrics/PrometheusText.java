@@ -19,11 +19,15 @@ import org.jspecify.annotations.Nullable;
  *   <li>a sample is {@code name[{label="value",...}] value [timestamp]}: names may contain colons; label values
  *       may contain the escapes {@code \\}, {@code \"} and {@code \n}; a trailing comma inside the braces is
  *       allowed; values are floats including {@code NaN}, {@code +Inf}, {@code -Inf} (any case); the timestamp is
- *       an integer in milliseconds;</li>
+ *       an integer in milliseconds, or OpenMetrics' seconds with a fraction; an OpenMetrics exemplar after them
+ *       ({@code # {trace_id="..."} 1.0}) is ignored;</li>
  *   <li>histogram, summary and counter samples ({@code _bucket}, {@code _sum}, {@code _count}, {@code _total},
  *       {@code _created}) belong to the family their {@code # TYPE} line declared.</li>
  * </ul>
- * A malformed line raises a {@link PrometheusFormatException} naming its line number.
+ * A malformed line raises a {@link PrometheusFormatException} naming its line number, except when the parse is
+ * filtered ({@link #parse(CharSequence, java.util.function.Predicate, SampleHandler)}) and the line is about a metric
+ * the filter does not want: a scrape is not failed by a metric the router does not read (a line that names no
+ * metric still fails).
  *
  * <p>Stateless and thread-safe.
  */
@@ -186,10 +190,46 @@ public final class PrometheusText {
           }
         }
         int contentEnd = lineEnd > pos && s.charAt(lineEnd - 1) == '\r' ? lineEnd - 1 : lineEnd;
-        parseLine(contentEnd);
+        int lineStart = pos;
+        try {
+          parseLine(contentEnd);
+        } catch (PrometheusFormatException e) {
+          // A scraper reading a few metrics is not failed by a bad line of a metric it does not read; a line that
+          // names no metric at all (an HTML page, say) still fails: the page is not metrics.
+          java.util.function.Predicate<String> filter = wanted;
+          String name = filter == null ? null : nameOf(lineStart, contentEnd);
+          if (name == null || filter == null || filter.test(name)) {
+            throw e;
+          }
+        }
         pos = lineEnd + 1;
         line++;
       }
+    }
+
+    /** The metric a line is about (a sample's name, or the name after # HELP / # TYPE), or null. */
+    private @Nullable String nameOf(int from, int to) {
+      int i = from;
+      while (i < to && isBlank(s.charAt(i))) {
+        i++;
+      }
+      if (i < to && s.charAt(i) == '#') {
+        i++;
+        while (i < to && isBlank(s.charAt(i))) {
+          i++;
+        }
+        while (i < to && !isBlank(s.charAt(i))) {
+          i++; // HELP or TYPE
+        }
+        while (i < to && isBlank(s.charAt(i))) {
+          i++;
+        }
+      }
+      int start = i;
+      while (i < to && isNamePart(s.charAt(i), true)) {
+        i++;
+      }
+      return i > start ? s.subSequence(start, i).toString() : null;
     }
 
     private void parseLine(int lineEnd) {
@@ -248,15 +288,16 @@ public final class PrometheusText {
       double value = value(lineEnd);
       long ts = NO_TIMESTAMP;
       spaced = skipBlanks(lineEnd);
-      if (pos < lineEnd) {
+      if (pos < lineEnd && s.charAt(pos) != '#') {
         if (!spaced) {
           throw fail("expected a space before the timestamp");
         }
         ts = timestamp(lineEnd);
-        skipBlanks(lineEnd);
-        if (pos < lineEnd) {
-          throw fail("unexpected text after the timestamp");
-        }
+        spaced = skipBlanks(lineEnd);
+      }
+      // an OpenMetrics exemplar (" # {trace_id=\"...\"} 1.0 [timestamp]") says nothing the router reads
+      if (pos < lineEnd && !(spaced && s.charAt(pos) == '#')) {
+        throw fail("unexpected text after the " + (ts == NO_TIMESTAMP ? "value" : "timestamp"));
       }
       handler.sample(name, labels, count, value, ts);
     }
@@ -301,13 +342,13 @@ public final class PrometheusText {
       }
     }
 
+    /** HELP text knows two escapes, {@code \\} and {@code \n}; any other backslash is kept as written. */
     private String unescapeHelp(int lineEnd) {
       sb.setLength(0);
       while (pos < lineEnd) {
         char c = s.charAt(pos++);
-        if (c == '\\' && pos < lineEnd) {
-          char n = s.charAt(pos++);
-          sb.append(n == 'n' ? '\n' : n);
+        if (c == '\\' && pos < lineEnd && (s.charAt(pos) == '\\' || s.charAt(pos) == 'n')) {
+          sb.append(s.charAt(pos++) == 'n' ? '\n' : '\\');
         } else {
           sb.append(c);
         }
@@ -452,6 +493,14 @@ public final class PrometheusText {
       }
       String word = s.subSequence(start, pos).toString();
       try {
+        if (word.indexOf('.') >= 0 || word.indexOf('e') >= 0 || word.indexOf('E') >= 0) {
+          // OpenMetrics writes seconds, possibly fractional; the text format 0.0.4 integer milliseconds
+          double seconds = Double.parseDouble(word);
+          if (!Double.isFinite(seconds)) {
+            throw new NumberFormatException(word);
+          }
+          return Math.round(seconds * 1000);
+        }
         return Long.parseLong(word);
       } catch (NumberFormatException e) {
         throw fail("invalid timestamp '" + word + "'");

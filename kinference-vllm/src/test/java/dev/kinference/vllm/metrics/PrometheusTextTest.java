@@ -98,7 +98,7 @@ class PrometheusTextTest {
         .hasMessageContaining("unterminated label value");
     assertThatThrownBy(() -> PrometheusText.samples("x{a=\"\\t\"} 1")).hasMessageContaining("invalid escape");
     assertThatThrownBy(() -> PrometheusText.samples("x one")).hasMessageContaining("invalid value 'one'");
-    assertThatThrownBy(() -> PrometheusText.samples("x 1 12.5")).hasMessageContaining("invalid timestamp");
+    assertThatThrownBy(() -> PrometheusText.samples("x 1 12.5x")).hasMessageContaining("invalid timestamp");
     assertThatThrownBy(() -> PrometheusText.samples("x 1 2 3")).hasMessageContaining("after the timestamp");
     assertThatThrownBy(() -> PrometheusText.samples("x")).hasMessageContaining("expected a value");
     assertThatThrownBy(() -> PrometheusText.samples("9x 1")).hasMessageContaining("expected a metric name");
@@ -106,6 +106,49 @@ class PrometheusTextTest {
     assertThatThrownBy(() -> PrometheusText.families("# TYPE x gauge\n# TYPE x gauge\n"))
         .hasMessageContaining("second # TYPE");
     assertThatThrownBy(() -> PrometheusText.samples("<html>oops</html>")).isInstanceOf(
+        PrometheusFormatException.class);
+  }
+
+  /** Regression: a HELP line's other backslashes were taken as escapes ({@code \t} lost its backslash). */
+  @Test
+  void helpKeepsBackslashesThatAreNotEscapes() {
+    var f = PrometheusText.families("# HELP m path C:\\\\tmp \\t tab \\n line\n# TYPE m gauge\nm 1\n");
+    assertThat(f.get("m").help()).isEqualTo("path C:\\tmp \\t tab \n line");
+  }
+
+  /** Regression: OpenMetrics exemplars and fractional-second timestamps failed the whole scrape. */
+  @Test
+  void openMetricsExemplarsAndFloatTimestampsAreAccepted() {
+    List<PrometheusText.Sample> s = PrometheusText.samples("""
+        a_bucket{le="0.5"} 3 # {trace_id="abc123"} 0.31 1520879607.789
+        b 2 1520879607.789
+        c 7 1520879607789 # {span_id="x"} 1
+        """);
+    assertThat(s).extracting(PrometheusText.Sample::value).containsExactly(3.0, 2.0, 7.0);
+    assertThat(s.get(1).timestampMillis()).isEqualTo(1_520_879_607_789L);
+    assertThat(s.get(2).timestampMillis()).isEqualTo(1_520_879_607_789L);
+    assertThatThrownBy(() -> PrometheusText.samples("d 1 2 3\n")).isInstanceOf(PrometheusFormatException.class);
+  }
+
+  /** Regression: one bad line of a metric the router does not read failed the scrape of those it reads. */
+  @Test
+  void aBadLineOfAnUnreadMetricNeverFailsAFilteredParse() {
+    String page = """
+        # TYPE other_metric weird_type
+        other_metric{bad label} 1
+        other_metric 1 2 3 4
+        # TYPE vllm:num_requests_running gauge
+        vllm:num_requests_running{model_name="m"} 4
+        """;
+    List<Double> read = new java.util.ArrayList<>();
+    PrometheusText.parse(page, n -> n.startsWith("vllm:"), (name, labels, count, value, ts) -> read.add(value));
+    assertThat(read).containsExactly(4.0);
+    assertThatThrownBy(() -> PrometheusText.parse("vllm:x{bad} 1\n", n -> n.startsWith("vllm:"),
+        (name, labels, count, value, ts) -> { }))
+        .as("a bad line of a metric it reads still fails").isInstanceOf(PrometheusFormatException.class);
+    assertThatThrownBy(() -> PrometheusText.samples(page)).isInstanceOf(PrometheusFormatException.class);
+    assertThatThrownBy(() -> PrometheusText.parse("<html>not metrics</html>\n", n -> n.startsWith("vllm:"),
+        (name, labels, count, value, ts) -> { })).as("a page that is not metrics").isInstanceOf(
         PrometheusFormatException.class);
   }
 }
