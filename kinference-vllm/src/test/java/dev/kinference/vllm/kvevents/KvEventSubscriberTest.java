@@ -520,4 +520,21 @@ class KvEventSubscriberTest {
       pool.assertIndexEquals(index, state);
     }
   }
+
+  /** Regression: a subscriber filtered to another topic got no live events, then applied every batch by replay. */
+  @Test
+  void theTopicFilterHoldsForReplaysToo() throws Exception {
+    EndpointState state = endpoint("other-topic");
+    TestKvPublisher p = publisher(true, true);
+    KvEventSubscriber s = KvEventSubscriber.builder(state, index).address(p.address())
+        .replayAddress(p.replayAddress()).topic("someone-else@").receiveTimeout(Duration.ofMillis(20))
+        .replayTimeout(Duration.ofSeconds(15)).reconnect(Duration.ofMillis(100), Duration.ofMillis(200))
+        .build().start();
+    closeables.add(s);
+    for (int i = 0; i < 128; i++) {
+      p.publish(enc.encode(0, List.of(), -1));
+    }
+    Thread.sleep(2_500); // past the silence check (twice the longest backoff plus a second), which replays
+    assertThat(s.stats().batches()).as("batches of another topic applied").isZero();
+  }
 }
