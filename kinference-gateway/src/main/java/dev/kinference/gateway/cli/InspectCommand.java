@@ -153,24 +153,12 @@ public final class InspectCommand implements Runnable {
     }
 
     static Duration parseDuration(String text) {
-      String t = text.strip().toLowerCase(Locale.ROOT);
-      try {
-        if (t.startsWith("p")) {
-          return positive(Duration.parse(text.strip()), text);
-        }
-        if (t.endsWith("ms")) {
-          return positive(Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2))), text);
-        }
-        long n = Long.parseLong(t.substring(0, t.length() - 1));
-        return switch (t.charAt(t.length() - 1)) {
-          case 's' -> positive(Duration.ofSeconds(n), text);
-          case 'm' -> positive(Duration.ofMinutes(n), text);
-          case 'h' -> positive(Duration.ofHours(n), text);
-          default -> throw new IllegalArgumentException("invalid --duration '" + text + "' (use 10s, 500ms, 2m)");
-        };
-      } catch (NumberFormatException | java.time.format.DateTimeParseException | StringIndexOutOfBoundsException e) {
-        throw new IllegalArgumentException("invalid --duration '" + text + "' (use 10s, 500ms, 2m)", e);
+      Duration d = dev.kinference.policy.config.Durations.parse(text);
+      if (d == null) {
+        throw new IllegalArgumentException("invalid --duration '" + text + "' (use "
+            + dev.kinference.policy.config.Durations.EXAMPLES + ")");
       }
+      return positive(d, text);
     }
 
     private static Duration positive(Duration d, String text) {

@@ -6,6 +6,7 @@ import dev.kinference.k8s.PolicyResourceSource;
 import dev.kinference.plugin.PluginSet;
 import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.config.InvalidConfigException;
+import dev.kinference.policy.config.Durations;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.policy.limits.RateLimitStore;
 import dev.kinference.policy.limits.ResilientStateStore;
@@ -336,32 +337,13 @@ public final class ServeCommand implements Callable<Integer> {
     return sb.toString();
   }
 
-  /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 7d}, or an ISO-8601 duration. */
+  /** A command-line duration, in the grammar of policy files ({@link Durations}). */
   static Duration duration(String text, String option) {
-    String t = text.trim().toLowerCase(Locale.ROOT);
-    try {
-      if (t.startsWith("p")) {
-        return Duration.parse(text.trim());
-      }
-      if (t.endsWith("ms")) {
-        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
-      }
-      if (t.endsWith("s")) {
-        return Duration.ofMillis((long) (Double.parseDouble(t.substring(0, t.length() - 1)) * 1000));
-      }
-      if (t.endsWith("m")) {
-        return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)) * 60);
-      }
-      if (t.endsWith("h")) {
-        return Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
-      }
-      if (t.endsWith("d")) {
-        return Duration.ofDays(Long.parseLong(t.substring(0, t.length() - 1)));
-      }
-      throw new IllegalArgumentException("no unit");
-    } catch (RuntimeException e) {
+    Duration d = Durations.parse(text);
+    if (d == null) {
       throw new CommandLine.ParameterException(new CommandLine(new ServeCommand()),
-          option + ": not a duration: " + text + " (use 500ms, 30s, 2m, 1h, 7d)");
+          option + ": not a duration: " + text + " (use " + Durations.EXAMPLES + ")");
     }
+    return d;
   }
 }

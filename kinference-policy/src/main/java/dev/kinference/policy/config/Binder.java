@@ -48,7 +48,6 @@ final class Binder {
   private static final Pattern HEX64 = Pattern.compile("[0-9a-fA-F]{64}");
   private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
-  private static final Pattern DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)");
   /** Metadata fields a Kubernetes API server adds; ignored. */
   private static final Set<String> SERVER_METADATA = Set.of("uid", "resourceVersion", "generation",
       "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "ownerReferences",
@@ -831,40 +830,9 @@ final class Binder {
     }
   }
 
-  /** Parses {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h30m}, {@code 2d} or ISO-8601 {@code PT30S}. */
+  /** See {@link Durations#parse}. */
   static @Nullable Duration parseDuration(String text) {
-    String s = text.strip();
-    if (s.isEmpty()) {
-      return null;
-    }
-    if (s.startsWith("P") || s.startsWith("p")) {
-      try {
-        return Duration.parse(s);
-      } catch (DateTimeParseException e) {
-        return null;
-      }
-    }
-    var m = DURATION_PART.matcher(s);
-    int at = 0;
-    double nanos = 0;
-    while (at < s.length()) {
-      if (!m.find(at) || m.start() != at) {
-        return null;
-      }
-      double v = Double.parseDouble(m.group(1));
-      nanos += v * switch (m.group(2)) {
-        case "ms" -> 1e6;
-        case "s" -> 1e9;
-        case "m" -> 60e9;
-        case "h" -> 3600e9;
-        default -> 86400e9;
-      };
-      at = m.end();
-    }
-    if (nanos > 1e18) {
-      return null;
-    }
-    return Duration.ofNanos((long) nanos);
+    return Durations.parse(text);
   }
 
   static String suggest(String wrong, Iterable<String> known) {
