@@ -337,6 +337,7 @@ final class ConfigValidator {
         all.add(l);
       }
     }
+    checkLocalOnlyRoutes(all);
     for (int b = 0; b < all.size(); b++) {
       Located later = all.get(b);
       for (int a = 0; a < b; a++) {
@@ -349,6 +350,68 @@ final class ConfigValidator {
         }
       }
     }
+  }
+
+  /**
+   * A rule that requires local hardware for every request another rule routes to an alias with only external
+   * targets: each of those requests is refused (the built-in local-only guarantee finds no local target). An error:
+   * the route can never serve a request, so the configuration says two things that cannot both hold.
+   */
+  private void checkLocalOnlyRoutes(List<Located> all) {
+    for (int q = 0; q < all.size(); q++) {
+      Located route = all.get(q);
+      InferencePolicy.Route r = route.rule().action().route();
+      Match rm = route.rule().match();
+      if (r == null || r.alias() == null || Boolean.TRUE.equals(route.rule().action().requireLocal())
+          || Boolean.TRUE.equals(rm.personalData()) || !rm.personalDataKinds().isEmpty() // reported already
+          || !isValid(ModelAlias.KIND, r.alias()) || !onlyExternal(r.alias(), new HashSet<>())) {
+        continue;
+      }
+      for (int i = 0; i < all.size(); i++) {
+        Located local = all.get(i);
+        if (i == q || !Boolean.TRUE.equals(local.rule().action().requireLocal())
+            || !covers(local.rule().match(), route.rule().match()) || !reaches(all, Math.min(i, q), Math.max(i, q),
+                route.rule().match())) {
+          continue;
+        }
+        error(route.doc(), route.path() + ".action.route.alias", "every request rule " + route.id() + " routes to "
+            + "alias " + r.alias() + " would be refused: rule " + local.id() + " (" + where(local.doc(), local.path())
+            + ") requires local hardware for all of them, and every target of " + r.alias() + " is an external "
+            + "provider; route them to a pool, or narrow rule " + local.id() + "'s match");
+        break;
+      }
+    }
+    for (int i = 0; i < all.size(); i++) {
+      Located local = all.get(i);
+      if (!Boolean.TRUE.equals(local.rule().action().requireLocal()) || !covers(local.rule().match(), Match.ANY)
+          || !reaches(all, 0, i, Match.ANY)) {
+        continue;
+      }
+      for (Parsed d : byKindName.values()) {
+        if (d.resource() instanceof ModelAlias a && onlyExternal(a.name(), new HashSet<>())) {
+          warn(d, "spec.targets", "every request for model '" + a.publicModel() + "' would be refused: rule "
+              + local.id() + " (" + where(local.doc(), local.path()) + ") requires local hardware for every "
+              + "request, and every target of alias " + a.name() + " is an external provider");
+        }
+      }
+      break;
+    }
+  }
+
+  /** Whether evaluation gets from rule {@code from} to rule {@code to} for every request matching {@code m}. */
+  private static boolean reaches(List<Located> all, int from, int to, Match m) {
+    for (int i = from; i < to; i++) {
+      InferencePolicy.Rule rule = all.get(i).rule();
+      if ((rule.stop() || rule.action().reject() != null) && covers(rule.match(), m)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean isValid(String kind, String name) {
+    Parsed p = byKindName.get(kind + "/" + name);
+    return p != null && p.ok();
   }
 
   private void checkRuleRefs(Located l) {
@@ -369,9 +432,16 @@ final class ConfigValidator {
     InferencePolicy.Route route = a.route();
     if (route != null) {
       if (route.alias() != null && ref(d, p + ".action.route.alias", ModelAlias.KIND, route.alias())
-          && Boolean.TRUE.equals(a.requireLocal()) && onlyExternal(route.alias(), new HashSet<>())) {
-        error(d, p + ".action.route.alias", "alias " + route.alias() + " has only external targets, which "
-            + "contradicts requireLocal: true");
+          && onlyExternal(route.alias(), new HashSet<>())) {
+        if (Boolean.TRUE.equals(a.requireLocal())) {
+          error(d, p + ".action.route.alias", "alias " + route.alias() + " has only external targets, which "
+              + "contradicts requireLocal: true");
+        } else if (Boolean.TRUE.equals(m.personalData()) || !m.personalDataKinds().isEmpty()) {
+          error(d, p + ".action.route.alias", "rule " + l.id() + " routes personal data to alias " + route.alias()
+              + ", whose every target is an external provider: it would not leak, because personal data never "
+              + "leaves local pools, but the gateway would refuse every request this rule matches (403); route "
+              + "it to a pool or to an alias with a pool target");
+        }
       }
       if (route.pool() != null) {
         ref(d, p + ".action.route.pool", InferencePool.KIND, route.pool());

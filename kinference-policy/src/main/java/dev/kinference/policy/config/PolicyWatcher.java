@@ -202,9 +202,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
     List<Path> dirs = new ArrayList<>();
     for (Path p : paths) {
       if (Files.isDirectory(p)) {
-        try (Stream<Path> walk = Files.walk(p, 16)) {
-          walk.filter(Files::isDirectory).forEach(dirs::add);
-        }
+        dirs.addAll(PolicyLoader.tree(p, null, true));
       } else {
         Path parent = p.toAbsolutePath().getParent();
         if (parent != null && !dirs.contains(parent)) {
@@ -219,7 +217,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
   private String fingerprint() {
     StringBuilder sb = new StringBuilder();
     for (Path p : paths) {
-      try (Stream<Path> walk = Files.isDirectory(p) ? Files.walk(p, 16) : Stream.of(p)) {
+      try (Stream<Path> walk = Files.isDirectory(p) ? PolicyLoader.tree(p, null, false).stream() : Stream.of(p)) {
         walk.sorted().forEach(f -> {
           try {
             BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
@@ -229,7 +227,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
             sb.append(f).append(":gone\n");
           }
         });
-      } catch (IOException | java.io.UncheckedIOException e) {
+      } catch (java.io.UncheckedIOException e) {
         sb.append(p).append(":unreadable\n");
       }
     }
