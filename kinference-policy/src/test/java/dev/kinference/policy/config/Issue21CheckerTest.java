@@ -60,7 +60,7 @@ class Issue21CheckerTest {
               action:
                 route: {alias: cloud}
         """);
-    assertThat(r).containsExactly("t.yaml:32:25: error: spec.rules[0].action.route.alias: rule p/pii-to-cloud routes "
+    assertThat(r).containsExactly("t.yaml:31:24: error: spec.rules[0].action.route.alias: rule p/pii-to-cloud routes "
         + "personal data to alias cloud, whose every target is an external provider: it would not leak, because "
         + "personal data never leaves local pools, but the gateway would refuse every request this rule matches "
         + "(403); route it to a pool or to an alias with a pool target");
@@ -78,7 +78,7 @@ class Issue21CheckerTest {
               match: {personalDataKinds: [email]}
               action: {route: {alias: cloud}}
         """);
-    assertThat(r).singleElement().asString().startsWith("t.yaml:31:35: error: spec.rules[0].action.route.alias: "
+    assertThat(r).singleElement().asString().startsWith("t.yaml:30:31: error: spec.rules[0].action.route.alias: "
         + "rule p/emails-to-cloud routes personal data to alias cloud");
   }
 
@@ -97,11 +97,11 @@ class Issue21CheckerTest {
               action: {route: {alias: cloud}}
         """);
     assertThat(r).containsExactly(
-        "t.yaml:18:12: warning: spec.targets: every request for model 'cloud' would be refused: rule "
-            + "p/everything-local (t.yaml:29) requires local hardware for every request, and every target of alias "
+        "t.yaml:21:12: warning: spec.targets: every request for model 'cloud' would be refused: rule "
+            + "p/everything-local (t.yaml:28) requires local hardware for every request, and every target of alias "
             + "cloud is an external provider",
-        "t.yaml:33:25: error: spec.rules[1].action.route.alias: every request rule p/big-to-cloud routes to alias "
-            + "cloud would be refused: rule p/everything-local (t.yaml:29) requires local hardware for all of them, "
+        "t.yaml:32:31: error: spec.rules[1].action.route.alias: every request rule p/big-to-cloud routes to alias "
+            + "cloud would be refused: rule p/everything-local (t.yaml:28) requires local hardware for all of them, "
             + "and every target of cloud is an external provider; route them to a pool, or narrow rule "
             + "p/everything-local's match");
   }
@@ -170,7 +170,7 @@ class Issue21CheckerTest {
             + "as USD, EUR or GBP",
         "t.yaml:28:15: error: spec.budget.currency: 'eur' is not an ISO 4217 currency code (did you mean 'EUR'?); "
             + "write a code such as USD, EUR or GBP",
-        "t.yaml:42:42: error: spec.budget.prices.*.currency: this price is in USD but the budget is in EUR: a "
+        "t.yaml:42:44: error: spec.budget.prices.*.currency: this price is in USD but the budget is in EUR: a "
             + "budget's prices are in one currency, its own; convert the price or set the budget's currency");
   }
 
@@ -234,10 +234,10 @@ class Issue21CheckerTest {
           modelLimits:
             small-model: {tokensPerMinute: 500, defaultMaxTokens: 2000}
         """)).containsExactly(
-        "t.yaml:13:50: error: spec.limits.tokensPerMinute: tokensPerMinute 1000 is not more than the 2000 output "
+        "t.yaml:14:52: error: spec.limits.tokensPerMinute: tokensPerMinute 1000 is not more than the 2000 output "
             + "tokens reserved for a request for small-model without max_tokens "
             + "(spec.modelLimits.small-model.defaultMaxTokens): such requests can never be admitted",
-        "t.yaml:15:35: error: spec.modelLimits.small-model.tokensPerMinute: tokensPerMinute 500 is not more than "
+        "t.yaml:16:36: error: spec.modelLimits.small-model.tokensPerMinute: tokensPerMinute 500 is not more than "
             + "the 2000 output tokens reserved for a request without max_tokens "
             + "(spec.modelLimits.small-model.defaultMaxTokens): such requests can never be admitted");
   }
@@ -253,7 +253,7 @@ class Issue21CheckerTest {
             - name: urgent
               action: {setPriority: 99999999999999999999}
         """);
-    assertThat(r).containsExactly("t.yaml:7:35: error: spec.rules[0].action.setPriority: out of range: "
+    assertThat(r).containsExactly("t.yaml:7:29: error: spec.rules[0].action.setPriority: out of range: "
         + "99999999999999999999 is too large; must be between -2147483648 and 2147483647");
   }
 
