@@ -70,7 +70,7 @@ class PolicyLoaderTest {
         .filter(r -> r.name().equals("batch-tier")).findFirst().orElseThrow();
     assertThat(batch.action().admitBelow().queueDepth()).isEqualTo(2);
     assertThat(batch.action().retryAfter()).isEqualTo(Duration.ofSeconds(60));
-    assertThat(c.tenantByKeyHash("d2fa5c9cf5a7135d0d1df997c1e3bcdc2ad0e04dad1b644dfa9be40fc1703a80").key().name())
+    assertThat(c.tenantByKeyHash("e013266d74e196e56aab168ca58bbc26cf0f86856c50a9c1f78ca00f2d3076d8").key().name())
         .isEqualTo("search-prod");
   }
 
