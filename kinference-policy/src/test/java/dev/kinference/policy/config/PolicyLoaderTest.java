@@ -39,6 +39,18 @@ class PolicyLoaderTest {
     assertThat(c.sources()).hasSize(5);
   }
 
+  /** Issue 21: the example on one machine (pools on simulated servers, the other files linked) is as clean. */
+  @Test
+  void theLocalExampleConfigurationIsValidWithoutWarnings() {
+    LoadResult r = PolicyLoader.load(EXAMPLES.resolveSibling("policies-local"));
+    assertThat(r.problems()).as(r.report()).isEmpty();
+    PolicyConfig c = r.orThrow();
+    assertThat(c.sources()).hasSize(5);
+    assertThat(c.endpoints()).filteredOn(e -> !e.isExternal()).extracting(Endpoint::id).containsExactlyInAnyOrder(
+        "127.0.0.1:18101", "127.0.0.1:18102", "127.0.0.1:18103", "127.0.0.1:18111", "127.0.0.1:18112");
+    assertThat(c.tenantByKeyHash(dev.kinference.policy.engine.Governance.sha256Hex("demo-search-prod"))).isNotNull();
+  }
+
   @Test
   void bindsEveryFieldOfTheExample() {
     PolicyConfig c = PolicyLoader.load(EXAMPLES).orThrow();
