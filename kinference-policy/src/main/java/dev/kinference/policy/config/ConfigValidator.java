@@ -207,8 +207,55 @@ final class ConfigValidator {
           modelRef(d, "spec.budget.prices." + m, m);
         }
       }
+      checkBudgetCurrency(d, t, b);
     }
   }
+
+  /**
+   * One currency per price table: a budget is charged at its own prices, else at the pools' and providers' prices,
+   * which are in {@value #PRICE_CURRENCY}. A budget in another currency must price every model it would otherwise
+   * take from them.
+   */
+  private void checkBudgetCurrency(Parsed d, Tenant t, Tenant.Budget b) {
+    if (b.currency().equals(PRICE_CURRENCY) || b.prices().containsKey("*")) {
+      return;
+    }
+    TreeSet<String> borrowed = new TreeSet<>();
+    for (Parsed p : byKindName.values()) {
+      String model = null;
+      boolean priced = false;
+      if (p.resource() instanceof ModelAlias a) {
+        model = a.publicModel();
+        for (ModelAlias.Target target : a.spec().targets()) {
+          priced |= target.pool() != null && resource(InferencePool.KIND, target.pool()) instanceof InferencePool pool
+              && pool.spec().price() != null;
+          priced |= target.provider() != null && target.model() != null
+              && resource(ExternalProvider.KIND, target.provider()) instanceof ExternalProvider provider
+              && provider.priceOf(target.model()) != null;
+        }
+      } else if (p.resource() instanceof InferencePool pool && !aliasByModel.containsKey(pool.spec().model())) {
+        model = pool.spec().model();
+        priced = pool.spec().price() != null;
+      }
+      if (model != null && priced && t.allows(model) && !b.prices().containsKey(model)) {
+        borrowed.add(model);
+      }
+    }
+    if (!borrowed.isEmpty()) {
+      error(d, "spec.budget.currency", "the budget is in "
+          + b.currency() + " but has no price for " + String.join(", ", borrowed) + ", which would be charged at "
+          + "pool or provider prices, in " + PRICE_CURRENCY + ": a budget's prices are in one currency; give "
+          + "spec.budget.prices for them (or \"*\") in " + b.currency());
+    }
+  }
+
+  private @Nullable Resource resource(String kind, String name) {
+    Parsed p = byKindName.get(kind + "/" + name);
+    return p == null ? null : p.resource();
+  }
+
+  /** The currency of pools' and providers' prices (the gateway's price tables). */
+  static final String PRICE_CURRENCY = "USD";
 
   private void checkTenantIdentities() {
     Map<String, Parsed> keys = new HashMap<>();

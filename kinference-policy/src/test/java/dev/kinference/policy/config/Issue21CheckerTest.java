@@ -175,6 +175,34 @@ class Issue21CheckerTest {
   }
 
   @Test
+  void aBudgetInAnotherCurrencyMustPriceWhatItWouldTakeFromPoolPrices() {
+    String tenant = """
+        apiVersion: kinference.dev/v1alpha1
+        kind: InferencePool
+        metadata: {name: small}
+        spec:
+          model: small-model
+          endpoints: [{url: "http://10.0.0.1:8000"}]
+          price: {input: 0.05, output: 0.20}
+        ---
+        apiVersion: kinference.dev/v1alpha1
+        kind: Tenant
+        metadata: {name: eu}
+        spec:
+          header: {name: x-tenant, value: eu}
+          models: ["*"]
+          budget:
+            period: month
+            limit: 100
+            currency: EUR
+        """;
+    assertThat(report(tenant)).containsExactly("t.yaml:18:15: error: spec.budget.currency: the budget is in EUR but "
+        + "has no price for small-model, which would be charged at pool or provider prices, in USD: a budget's "
+        + "prices are in one currency; give spec.budget.prices for them (or \"*\") in EUR");
+    assertThat(report(tenant + "    prices: {small-model: {input: 0.05, output: 0.2}}\n")).isEmpty();
+  }
+
+  @Test
   void policyFilesDeeperThanSixteenDirectoriesAreRead(@TempDir Path dir) throws IOException {
     Path deep = dir;
     for (int i = 0; i < 20; i++) {
