@@ -116,20 +116,13 @@ public final class PolicyGateway implements AutoCloseable {
     b.gateway.accept(gb);
     this.gateway = gb.build();
     if (watcher != null) {
-      watcher.onReload(r -> {
-        if (r.applied()) {
-          apply(Objects.requireNonNull(r.result().config()));
-        } else {
-          log.warn("Configuration change refused, the previous one stays in force:\n{}", r.result().report());
-        }
-      });
+      // all or nothing: the watcher puts a configuration in force only once what it needs is built, and logs a
+      // refusal (invalid, or unusable here) once
+      watcher.prepareWith(this::prepare);
     }
     AutoCloseable feed = null;
     try {
-      feed = b.configFeed == null ? null : b.configFeed.apply(next -> {
-        fedConfig.set(next);
-        apply(next);
-      });
+      feed = b.configFeed == null ? null : b.configFeed.apply(this::apply);
       if (discovery != null) {
         discovery.start(found -> {
           discovered = List.copyOf(found);
@@ -152,10 +145,37 @@ public final class PolicyGateway implements AutoCloseable {
     return new Builder();
   }
 
+  /**
+   * Applies a delivered configuration all or nothing: what it needs is built first; on any failure the previous
+   * configuration stays in force whole (policy, fleet and providers) and the failure is logged once.
+   */
   private void apply(PolicyConfig next) {
-    refreshFleet();
-    gateway.updateProviders(providers(next, environment));
-    log.info("Configuration applied: {}", next);
+    Runnable commit;
+    try {
+      commit = prepare(next);
+    } catch (RuntimeException e) {
+      log.warn("Configuration change refused, the gateway cannot use it ({}); the previous one stays in force",
+          e.toString());
+      return;
+    }
+    fedConfig.set(next);
+    commit.run();
+  }
+
+  /**
+   * Builds everything {@code next} needs (its providers and their problems) without touching what is in force;
+   * throws when it cannot. The returned action switches the fleet and the providers once {@code next} is the
+   * configuration in force.
+   */
+  private Runnable prepare(PolicyConfig next) {
+    ExternalProviders providers = providers(next, environment);
+    List<String> problems = providers.problems();
+    return () -> {
+      refreshFleet();
+      gateway.updateProviders(providers);
+      problems.forEach(p -> log.warn("{}", p));
+      log.info("Configuration applied: {}", next);
+    };
   }
 
   /**
@@ -238,6 +258,11 @@ public final class PolicyGateway implements AutoCloseable {
 
   public Governance governance() {
     return governance;
+  }
+
+  /** The watcher of the configuration files ({@link Builder#watch}), or null when the configuration comes otherwise. */
+  public @Nullable PolicyWatcher watcher() {
+    return watcher;
   }
 
   /** The endpoints of the current configuration. */

@@ -38,6 +38,10 @@ public final class SimServersCommand implements Callable<Integer> {
       description = "Served model name (default: ${DEFAULT-VALUE}).")
   String model = "Qwen/Qwen3-8B";
 
+  @Option(names = "--port", defaultValue = "0", paramLabel = "PORT",
+      description = "HTTP port of the first server, the next ones on the following ports (default: free ports).")
+  int port;
+
   @Option(names = "--instant", description = "Answer at once (no engine model): for measuring proxies.")
   boolean instant;
 
@@ -68,9 +72,15 @@ public final class SimServersCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     List<SimulatedServer> servers = new ArrayList<>();
     StringBuilder lines = new StringBuilder();
+    if (port < 0 || (port > 0 && port + count - 1 > 65_535)) {
+      spec.commandLine().getErr().println("kinference sim-servers: --port must leave room for " + count
+          + " consecutive ports below 65536, got " + port);
+      return 2;
+    }
     for (int i = 0; i < count; i++) {
       SimulatedServer.Builder b = SimulatedServer.builder(model).name("sim-" + i).instantResponse(instant)
-          .timeScale(timeScale).defaultOutputTokens(outputTokens).kvEvents(!noKvEvents);
+          .timeScale(timeScale).defaultOutputTokens(outputTokens).kvEvents(!noKvEvents)
+          .port(port == 0 ? 0 : port + i);
       if (maxNumSeqs > 0 || gpuBlocks > 0) {
         b.engine(e -> {
           if (maxNumSeqs > 0) {
@@ -81,7 +91,16 @@ public final class SimServersCommand implements Callable<Integer> {
           }
         });
       }
-      SimulatedServer s = b.start();
+      SimulatedServer s;
+      try {
+        s = b.start();
+      } catch (RuntimeException e) {
+        spec.commandLine().getErr().println("kinference sim-servers: cannot start a server"
+            + (port == 0 ? "" : " on 127.0.0.1:" + (port + i)) + ": " + e.getMessage()
+            + (e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")"));
+        servers.forEach(SimulatedServer::close);
+        return 2;
+      }
       servers.add(s);
       lines.append(s.name()).append(' ').append(s.baseUri()).append('\n');
     }

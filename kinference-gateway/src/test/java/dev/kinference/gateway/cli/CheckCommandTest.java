@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,5 +64,27 @@ class CheckCommandTest {
     CliRun badFormat = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request.json").toString(),
         "--format", "xml");
     assertThat(badFormat.status()).isEqualTo(2);
+  }
+
+  /** Issue 21: the one-machine overlay of the example is as clean as the example; and explains the README's requests as the README says. */
+  @Test
+  void theLocalExampleIsCleanAndExplainsTheReadmesRequests() {
+    Path local = Path.of("..", "examples", "policies-local");
+    CliRun r = CliRun.of("check", local.toString());
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
+    assertThat(r.out()).contains("checked 5 files: 2 pools, 2 aliases, 1 providers, 3 tenants, 1 policies (6 rules); "
+        + "0 errors, 0 warnings");
+    for (String[] args : List.of(
+        new String[] {"route: 127.0.0.1:18101", "request.json", "--tenant", "search"},
+        new String[] {"route: 127.0.0.1:18111", "request-pii.json", "--tenant", "search", "--saturated", "large"},
+        new String[] {"verdict: reject 503", "request-pii.json", "--tenant", "support-bot", "--saturated", "large"},
+        new String[] {"priority -10", "request.json", "--tenant", "analytics"})) {
+      List<String> cmd = new java.util.ArrayList<>(List.of("check", local.toString(), "--explain",
+          EXAMPLES.resolve(args[1]).toString()));
+      cmd.addAll(List.of(args).subList(2, args.length));
+      CliRun e = CliRun.of(cmd.toArray(String[]::new));
+      assertThat(e.status()).as(e.err()).isZero();
+      assertThat(e.out()).contains(args[0]);
+    }
   }
 }

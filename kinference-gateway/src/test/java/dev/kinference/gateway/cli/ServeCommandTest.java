@@ -26,6 +26,28 @@ class ServeCommandTest {
     assertThat(r.err()).contains("no such file or directory: /no/such/dir");
   }
 
+  /** Issue 21: a provider without models used to exit 2 with an IllegalArgumentException and no location. */
+  @Test
+  void aProviderWithoutModelsIsRefusedAtItsPosition(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws java.io.IOException {
+    java.nio.file.Path file = dir.resolve("providers.yaml");
+    java.nio.file.Files.writeString(file, """
+        apiVersion: kinference.dev/v1alpha1
+        kind: ExternalProvider
+        metadata: {name: openai}
+        spec:
+          api: openai
+          baseUrl: https://api.openai.com/v1
+          apiKey: {env: OPENAI_API_KEY}
+          models: []
+          timeouts: {request: 0s}
+        """);
+    CliRun r = CliRun.of("serve", "--config", dir.toString(), "--port", "0");
+    assertThat(r.status()).isEqualTo(1);
+    assertThat(r.err()).contains(file + ":8:11: error: spec.models: no models")
+        .contains(file + ":9:23: error: spec.timeouts.request: a timeout of 0 would fail every request");
+  }
+
   @Test
   void anUnknownDiscoveryPluginIsNamedWithTheAvailableOnes() {
     CliRun r = CliRun.of("serve", "--discovery", "consul", "--port", "0");

@@ -330,6 +330,9 @@ final class Binder {
     List<ExternalProvider.Model> models = spec.list("models", this::providerModel);
     if (!spec.has("models")) {
       spec.missing("models", "the models offered, such as [{name: gpt-4o-mini}]");
+    } else if (models.isEmpty() && spec.peek("models") instanceof YNode.YList l && l.items().isEmpty()) {
+      error(spec.pos("models"), spec.child("models"), "no models: the provider could serve nothing; list the models "
+          + "it offers, such as [{name: gpt-4o-mini}], or remove the provider");
     }
     Set<String> names = new HashSet<>();
     for (int i = 0; i < models.size(); i++) {
@@ -342,9 +345,9 @@ final class Binder {
     ExternalProvider.Timeouts timeouts = ExternalProvider.Timeouts.DEFAULT;
     Obj t = spec.obj("timeouts");
     if (t != null) {
-      Duration connect = t.duration("connect");
-      Duration first = t.duration("firstToken");
-      Duration request = t.duration("request");
+      Duration connect = positiveTimeout(t, "connect");
+      Duration first = positiveTimeout(t, "firstToken");
+      Duration request = positiveTimeout(t, "request");
       t.done();
       timeouts = new ExternalProvider.Timeouts(connect != null ? connect : timeouts.connect(),
           first != null ? first : timeouts.firstToken(), request != null ? request : timeouts.request());
@@ -353,6 +356,16 @@ final class Binder {
     return new ExternalProvider(meta, new ExternalProvider.Spec(api == null ? ExternalProvider.Api.OPENAI : api,
         base == null ? URI.create("https://invalid.invalid") : base, key == null
             ? new ExternalProvider.SecretRef("INVALID", null) : key, models, price, timeouts));
+  }
+
+  private @Nullable Duration positiveTimeout(Obj t, String key) {
+    Duration d = t.duration(key);
+    if (d != null && d.isZero()) {
+      error(t.pos(key), t.child(key), "a timeout of 0 would fail every request to this provider; give a positive "
+          + "duration such as 30s, or remove it for the default");
+      return null;
+    }
+    return d;
   }
 
   private ExternalProvider.@Nullable SecretRef secretRef(Obj spec) {
@@ -460,6 +473,7 @@ final class Binder {
         warnLooser(p, e.getValue(), limits);
       }
     }
+    checkReservable(spec, limits, modelLimits);
     Tenant.Budget budget = null;
     Obj b = spec.obj("budget");
     if (b != null) {
@@ -474,6 +488,13 @@ final class Binder {
         error(b.pos("limit"), b.child("limit"), "a budget of 0 can never admit a request");
       }
       String currency = b.str("currency");
+      if (currency != null && !isCurrency(currency)) {
+        error(b.pos("currency"), b.child("currency"), "'" + YNode.abbreviate(currency) + "' is not an ISO 4217 "
+            + "currency code" + suggestCurrency(currency) + "; write a code such as USD, EUR or GBP");
+        currency = null;
+      }
+      String budgetCurrency = currency == null ? "USD" : currency;
+      boolean currencyOk = currency != null || !b.has("currency");
       Map<String, Price> prices = b.map("prices", (n, p) -> {
         Obj o = obj(n, p);
         if (o == null) {
@@ -482,6 +503,15 @@ final class Binder {
         Double in = o.number("input", 0, 1e9);
         Double cached = o.number("cachedInput", 0, 1e9);
         Double out = o.number("output", 0, 1e9);
+        String c = o.str("currency");
+        if (c != null && !isCurrency(c)) {
+          error(o.pos("currency"), o.child("currency"), "'" + YNode.abbreviate(c) + "' is not an ISO 4217 currency "
+              + "code" + suggestCurrency(c) + "; write a code such as USD, EUR or GBP");
+        } else if (c != null && currencyOk && !c.equals(budgetCurrency)) {
+          error(o.pos("currency"), o.child("currency"), "this price is in " + c + " but the budget is in "
+              + budgetCurrency + (b.has("currency") ? "" : " (the default)") + ": a budget's prices are in one "
+              + "currency, its own; convert the price or set the budget's currency");
+        }
         o.done();
         return new Price(in == null ? 0 : in, cached, out == null ? 0 : out);
       });
@@ -523,6 +553,24 @@ final class Binder {
     }
     t.done();
     return new Tenant.Traffic(def, Set.copyOf(allowed), p, max);
+  }
+
+  /** Whether {@code code} is an ISO 4217 currency code known to {@link java.util.Currency}, upper-case. */
+  static boolean isCurrency(String code) {
+    if (code.length() != 3 || !code.equals(code.toUpperCase(Locale.ROOT))) {
+      return false;
+    }
+    try {
+      java.util.Currency.getInstance(code);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static String suggestCurrency(String wrong) {
+    String upper = wrong.strip().toUpperCase(Locale.ROOT);
+    return !upper.equals(wrong) && isCurrency(upper) ? " (did you mean '" + upper + "'?)" : "";
   }
 
   private static String className(TrafficClass c) {
@@ -579,14 +627,46 @@ final class Binder {
         error(v.pos(), l.child(k), "a limit of 0 can never admit a request; remove the limit or the model");
       }
     }
-    int reserved = defMax == null ? Tenant.DEFAULT_MAX_TOKENS : defMax.intValue();
-    if (tpm != null && tpm > 0 && tpm <= reserved) {
-      error(l.pos("tokensPerMinute"), l.child("tokensPerMinute"), "tokensPerMinute " + tpm + " is not more than "
-          + "the " + reserved + " output tokens reserved for a request without max_tokens (defaultMaxTokens): such "
-          + "requests can never be admitted");
-    }
     l.done();
     return new Tenant.RateLimits(rpm, tpm, toInt(conc), toInt(defMax));
+  }
+
+  /**
+   * A request without max_tokens reserves the model limit's defaultMaxTokens, else the tenant limits', else
+   * {@value Tenant#DEFAULT_MAX_TOKENS} (as {@code Governance.reserve} does): a tokensPerMinute it does not fit under
+   * can never admit such a request.
+   */
+  private void checkReservable(Obj spec, Tenant.@Nullable RateLimits limits,
+      Map<String, Tenant.RateLimits> modelLimits) {
+    Integer tenantDefault = limits == null ? null : limits.defaultMaxTokens();
+    String limitsPath = spec.child("limits");
+    if (limits != null) {
+      int reserved = tenantDefault == null ? Tenant.DEFAULT_MAX_TOKENS : tenantDefault;
+      tooFewTokens(limitsPath, limits.tokensPerMinute(), reserved, tenantDefault != null ? limitsPath : null, null);
+    }
+    for (var e : modelLimits.entrySet()) {
+      String p = spec.child("modelLimits") + "." + e.getKey();
+      Integer own = e.getValue().defaultMaxTokens();
+      int reserved = own != null ? own : tenantDefault != null ? tenantDefault : Tenant.DEFAULT_MAX_TOKENS;
+      String from = own != null ? p : tenantDefault != null ? limitsPath : null;
+      tooFewTokens(p, e.getValue().tokensPerMinute(), reserved, from, null);
+      if (own != null && limits != null && (tenantDefault == null || own > tenantDefault)) {
+        // the tenant's own tokensPerMinute applies to this model's requests too
+        tooFewTokens(limitsPath, limits.tokensPerMinute(), own, p, e.getKey());
+      }
+    }
+  }
+
+  private void tooFewTokens(String path, @Nullable Long tpm, int reserved, @Nullable String defaultFrom,
+      @Nullable String model) {
+    if (tpm == null || tpm <= 0 || tpm > reserved) {
+      return;
+    }
+    String p = path + ".tokensPerMinute";
+    error(positions.getOrDefault(p, YNode.Pos.UNKNOWN), p, "tokensPerMinute " + tpm + " is not more than the "
+        + reserved + " output tokens reserved for a request " + (model == null ? "" : "for " + model + " ")
+        + "without max_tokens (" + (defaultFrom == null ? "defaultMaxTokens, when none is set" : defaultFrom
+        + ".defaultMaxTokens") + "): such requests can never be admitted");
   }
 
   private void warnLooser(String path, Tenant.RateLimits model, Tenant.RateLimits tenant) {
@@ -983,8 +1063,12 @@ final class Binder {
         error(n.pos(), child(key), "expected an integer, got " + YNode.describe(n));
         return null;
       }
-      if (v.compareTo(BigInteger.valueOf(min)) < 0 || v.compareTo(BigInteger.valueOf(max)) > 0) {
-        error(n.pos(), child(key), "must be " + bounds(min, max) + ", got " + v);
+      if (v.compareTo(BigInteger.valueOf(max)) > 0) {
+        error(n.pos(), child(key), "out of range: " + v + " is too large; must be " + bounds(min, max));
+        return null;
+      }
+      if (v.compareTo(BigInteger.valueOf(min)) < 0) {
+        error(n.pos(), child(key), "out of range: " + v + " is too small; must be " + bounds(min, max));
         return null;
       }
       return v.longValue();
@@ -1187,7 +1271,7 @@ final class Binder {
   }
 
   private static String bounds(long min, long max) {
-    if (max >= Long.MAX_VALUE / 4 || max == Integer.MAX_VALUE) {
+    if (max >= Long.MAX_VALUE / 4) {
       return "at least " + min;
     }
     return "between " + min + " and " + max;

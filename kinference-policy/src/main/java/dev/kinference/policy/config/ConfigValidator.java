@@ -207,8 +207,55 @@ final class ConfigValidator {
           modelRef(d, "spec.budget.prices." + m, m);
         }
       }
+      checkBudgetCurrency(d, t, b);
     }
   }
+
+  /**
+   * One currency per price table: a budget is charged at its own prices, else at the pools' and providers' prices,
+   * which are in {@value #PRICE_CURRENCY}. A budget in another currency must price every model it would otherwise
+   * take from them.
+   */
+  private void checkBudgetCurrency(Parsed d, Tenant t, Tenant.Budget b) {
+    if (b.currency().equals(PRICE_CURRENCY) || b.prices().containsKey("*")) {
+      return;
+    }
+    TreeSet<String> borrowed = new TreeSet<>();
+    for (Parsed p : byKindName.values()) {
+      String model = null;
+      boolean priced = false;
+      if (p.resource() instanceof ModelAlias a) {
+        model = a.publicModel();
+        for (ModelAlias.Target target : a.spec().targets()) {
+          priced |= target.pool() != null && resource(InferencePool.KIND, target.pool()) instanceof InferencePool pool
+              && pool.spec().price() != null;
+          priced |= target.provider() != null && target.model() != null
+              && resource(ExternalProvider.KIND, target.provider()) instanceof ExternalProvider provider
+              && provider.priceOf(target.model()) != null;
+        }
+      } else if (p.resource() instanceof InferencePool pool && !aliasByModel.containsKey(pool.spec().model())) {
+        model = pool.spec().model();
+        priced = pool.spec().price() != null;
+      }
+      if (model != null && priced && t.allows(model) && !b.prices().containsKey(model)) {
+        borrowed.add(model);
+      }
+    }
+    if (!borrowed.isEmpty()) {
+      error(d, "spec.budget.currency", "the budget is in "
+          + b.currency() + " but has no price for " + String.join(", ", borrowed) + ", which would be charged at "
+          + "pool or provider prices, in " + PRICE_CURRENCY + ": a budget's prices are in one currency; give "
+          + "spec.budget.prices for them (or \"*\") in " + b.currency());
+    }
+  }
+
+  private @Nullable Resource resource(String kind, String name) {
+    Parsed p = byKindName.get(kind + "/" + name);
+    return p == null ? null : p.resource();
+  }
+
+  /** The currency of pools' and providers' prices (the gateway's price tables). */
+  static final String PRICE_CURRENCY = "USD";
 
   private void checkTenantIdentities() {
     Map<String, Parsed> keys = new HashMap<>();
@@ -337,6 +384,7 @@ final class ConfigValidator {
         all.add(l);
       }
     }
+    checkLocalOnlyRoutes(all);
     for (int b = 0; b < all.size(); b++) {
       Located later = all.get(b);
       for (int a = 0; a < b; a++) {
@@ -349,6 +397,68 @@ final class ConfigValidator {
         }
       }
     }
+  }
+
+  /**
+   * A rule that requires local hardware for every request another rule routes to an alias with only external
+   * targets: each of those requests is refused (the built-in local-only guarantee finds no local target). An error:
+   * the route can never serve a request, so the configuration says two things that cannot both hold.
+   */
+  private void checkLocalOnlyRoutes(List<Located> all) {
+    for (int q = 0; q < all.size(); q++) {
+      Located route = all.get(q);
+      InferencePolicy.Route r = route.rule().action().route();
+      Match rm = route.rule().match();
+      if (r == null || r.alias() == null || Boolean.TRUE.equals(route.rule().action().requireLocal())
+          || Boolean.TRUE.equals(rm.personalData()) || !rm.personalDataKinds().isEmpty() // reported already
+          || !isValid(ModelAlias.KIND, r.alias()) || !onlyExternal(r.alias(), new HashSet<>())) {
+        continue;
+      }
+      for (int i = 0; i < all.size(); i++) {
+        Located local = all.get(i);
+        if (i == q || !Boolean.TRUE.equals(local.rule().action().requireLocal())
+            || !covers(local.rule().match(), route.rule().match()) || !reaches(all, Math.min(i, q), Math.max(i, q),
+                route.rule().match())) {
+          continue;
+        }
+        error(route.doc(), route.path() + ".action.route.alias", "every request rule " + route.id() + " routes to "
+            + "alias " + r.alias() + " would be refused: rule " + local.id() + " (" + where(local.doc(), local.path())
+            + ") requires local hardware for all of them, and every target of " + r.alias() + " is an external "
+            + "provider; route them to a pool, or narrow rule " + local.id() + "'s match");
+        break;
+      }
+    }
+    for (int i = 0; i < all.size(); i++) {
+      Located local = all.get(i);
+      if (!Boolean.TRUE.equals(local.rule().action().requireLocal()) || !covers(local.rule().match(), Match.ANY)
+          || !reaches(all, 0, i, Match.ANY)) {
+        continue;
+      }
+      for (Parsed d : byKindName.values()) {
+        if (d.resource() instanceof ModelAlias a && onlyExternal(a.name(), new HashSet<>())) {
+          warn(d, "spec.targets", "every request for model '" + a.publicModel() + "' would be refused: rule "
+              + local.id() + " (" + where(local.doc(), local.path()) + ") requires local hardware for every "
+              + "request, and every target of alias " + a.name() + " is an external provider");
+        }
+      }
+      break;
+    }
+  }
+
+  /** Whether evaluation gets from rule {@code from} to rule {@code to} for every request matching {@code m}. */
+  private static boolean reaches(List<Located> all, int from, int to, Match m) {
+    for (int i = from; i < to; i++) {
+      InferencePolicy.Rule rule = all.get(i).rule();
+      if ((rule.stop() || rule.action().reject() != null) && covers(rule.match(), m)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean isValid(String kind, String name) {
+    Parsed p = byKindName.get(kind + "/" + name);
+    return p != null && p.ok();
   }
 
   private void checkRuleRefs(Located l) {
@@ -369,9 +479,16 @@ final class ConfigValidator {
     InferencePolicy.Route route = a.route();
     if (route != null) {
       if (route.alias() != null && ref(d, p + ".action.route.alias", ModelAlias.KIND, route.alias())
-          && Boolean.TRUE.equals(a.requireLocal()) && onlyExternal(route.alias(), new HashSet<>())) {
-        error(d, p + ".action.route.alias", "alias " + route.alias() + " has only external targets, which "
-            + "contradicts requireLocal: true");
+          && onlyExternal(route.alias(), new HashSet<>())) {
+        if (Boolean.TRUE.equals(a.requireLocal())) {
+          error(d, p + ".action.route.alias", "alias " + route.alias() + " has only external targets, which "
+              + "contradicts requireLocal: true");
+        } else if (Boolean.TRUE.equals(m.personalData()) || !m.personalDataKinds().isEmpty()) {
+          error(d, p + ".action.route.alias", "rule " + l.id() + " routes personal data to alias " + route.alias()
+              + ", whose every target is an external provider: it would not leak, because personal data never "
+              + "leaves local pools, but the gateway would refuse every request this rule matches (403); route "
+              + "it to a pool or to an alias with a pool target");
+        }
       }
       if (route.pool() != null) {
         ref(d, p + ".action.route.pool", InferencePool.KIND, route.pool());

@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -149,22 +148,69 @@ public final class PolicyLoader {
       return List.of();
     }
     List<Path> files = new ArrayList<>();
-    try (Stream<Path> walk = Files.walk(path, 16)) {
-      walk.filter(p -> !p.equals(path) && !hidden(path, p))
-          .filter(p -> {
-            String n = p.getFileName().toString();
-            return (n.endsWith(".yaml") || n.endsWith(".yml")) && Files.isRegularFile(p);
-          })
-          .sorted()
-          .forEach(files::add);
-    } catch (IOException | java.io.UncheckedIOException e) {
-      problems.add(new Problem(Problem.Severity.ERROR, path.toString(), 0, 0, "", "cannot list: " + e.getMessage()));
+    for (Path p : tree(path, problems, false)) {
+      String n = p.getFileName().toString();
+      if ((n.endsWith(".yaml") || n.endsWith(".yml")) && Files.isRegularFile(p)) {
+        files.add(p);
+      }
     }
+    files.sort(null);
     if (files.isEmpty()) {
       problems.add(new Problem(Problem.Severity.ERROR, path.toString(), 0, 0, "",
           "no .yaml or .yml files in this directory"));
     }
     return files;
+  }
+
+  /**
+   * Every entry below {@code root} (directories when {@code directories}, else the others), at any depth, following
+   * symbolic links but not hidden entries (a ConfigMap's {@code ..data}); a link back to a directory it is in is
+   * reported (when {@code problems} is not null) and not followed, as is an entry that cannot be read.
+   */
+  static List<Path> tree(Path root, @Nullable List<Problem> problems, boolean directories) {
+    List<Path> out = new ArrayList<>();
+    try {
+      Files.walkFileTree(root, java.util.EnumSet.of(java.nio.file.FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE,
+          new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult preVisitDirectory(Path dir,
+                java.nio.file.attribute.BasicFileAttributes attrs) {
+              if (!dir.equals(root) && hidden(root, dir)) {
+                return java.nio.file.FileVisitResult.SKIP_SUBTREE;
+              }
+              if (directories) {
+                out.add(dir);
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFile(Path file,
+                java.nio.file.attribute.BasicFileAttributes attrs) {
+              if (!directories && !hidden(root, file)) {
+                out.add(file);
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+              if (problems != null && !hidden(root, file)) {
+                problems.add(new Problem(Problem.Severity.ERROR, file.toString(), 0, 0, "",
+                    e instanceof java.nio.file.FileSystemLoopException
+                        ? "symbolic link loop: this directory is also one of its own parents; not read (remove the "
+                            + "link)"
+                        : "cannot read: " + e));
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+          });
+    } catch (IOException | java.io.UncheckedIOException e) {
+      if (problems != null) {
+        problems.add(new Problem(Problem.Severity.ERROR, root.toString(), 0, 0, "", "cannot list: " + e.getMessage()));
+      }
+    }
+    return out;
   }
 
   private static boolean hidden(Path root, Path p) {

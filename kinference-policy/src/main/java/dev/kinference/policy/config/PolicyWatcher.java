@@ -52,6 +52,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
   private final Duration debounce;
   private final Duration pollInterval;
   private final List<Consumer<Reload>> listeners = new CopyOnWriteArrayList<>();
+  private volatile @Nullable Preparer preparer;
   private final Object reloadLock = new Object();
   private volatile PolicyConfig current;
   private volatile @Nullable Reload lastFailure;
@@ -126,6 +127,22 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
     return lastFailure;
   }
 
+  /**
+   * Builds what a new configuration needs (providers, fleet members) before it is put in force, so that a reload is
+   * all or nothing: when {@link #prepare} throws, the new configuration is refused as a whole, the previous one
+   * stays in force, and the failure is logged once; otherwise the configuration is put in force and the returned
+   * action runs (it should not fail: everything that can is done in {@link #prepare}).
+   */
+  @FunctionalInterface
+  public interface Preparer {
+    Runnable prepare(PolicyConfig next);
+  }
+
+  /** Sets the {@link Preparer} run before each reloaded configuration is applied (one; the last set wins). */
+  public void prepareWith(Preparer p) {
+    this.preparer = Objects.requireNonNull(p, "preparer");
+  }
+
   /** Calls {@code listener} after every reload, applied or not, on the watcher's thread (or the caller's). */
   public void onReload(Consumer<Reload> listener) {
     listeners.add(Objects.requireNonNull(listener, "listener"));
@@ -138,13 +155,38 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
       LoadResult r = PolicyLoader.load(paths);
       PolicyConfig next = r.config();
       Reload outcome;
-      if (next != null) {
+      Runnable commit = null;
+      RuntimeException refused = null;
+      Preparer prep = preparer;
+      if (next != null && prep != null) {
+        try {
+          commit = prep.prepare(next);
+        } catch (RuntimeException e) {
+          refused = e;
+        }
+      }
+      if (next != null && refused != null) {
+        List<Problem> problems = new ArrayList<>(r.problems());
+        problems.add(new Problem(Problem.Severity.ERROR, String.join(", ", r.sources()), 0, 0, "",
+            "the gateway cannot use this configuration: " + refused));
+        outcome = new Reload(false, new LoadResult(null, problems, r.sources()), Instant.now());
+        lastFailure = outcome;
+        log.warn("Policy reload from {} refused, the gateway cannot use it ({}); keeping the whole configuration "
+            + "loaded at {}", paths, refused.toString(), loadedAt);
+      } else if (next != null) {
         current = next;
         loadedAt = Instant.now();
         lastFailure = null;
         outcome = new Reload(true, r, loadedAt);
         r.warnings().forEach(p -> log.warn("{}", p));
         log.info("Policy reloaded from {}: {}", paths, next);
+        if (commit != null) {
+          try {
+            commit.run();
+          } catch (RuntimeException e) {
+            log.warn("Applying the reloaded policy failed", e);
+          }
+        }
       } else {
         outcome = new Reload(false, r, Instant.now());
         lastFailure = outcome;
@@ -202,9 +244,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
     List<Path> dirs = new ArrayList<>();
     for (Path p : paths) {
       if (Files.isDirectory(p)) {
-        try (Stream<Path> walk = Files.walk(p, 16)) {
-          walk.filter(Files::isDirectory).forEach(dirs::add);
-        }
+        dirs.addAll(PolicyLoader.tree(p, null, true));
       } else {
         Path parent = p.toAbsolutePath().getParent();
         if (parent != null && !dirs.contains(parent)) {
@@ -219,7 +259,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
   private String fingerprint() {
     StringBuilder sb = new StringBuilder();
     for (Path p : paths) {
-      try (Stream<Path> walk = Files.isDirectory(p) ? Files.walk(p, 16) : Stream.of(p)) {
+      try (Stream<Path> walk = Files.isDirectory(p) ? PolicyLoader.tree(p, null, false).stream() : Stream.of(p)) {
         walk.sorted().forEach(f -> {
           try {
             BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
@@ -229,7 +269,7 @@ public final class PolicyWatcher implements Supplier<PolicyConfig>, AutoCloseabl
             sb.append(f).append(":gone\n");
           }
         });
-      } catch (IOException | java.io.UncheckedIOException e) {
+      } catch (java.io.UncheckedIOException e) {
         sb.append(p).append(":unreadable\n");
       }
     }

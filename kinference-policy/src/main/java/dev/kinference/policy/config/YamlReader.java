@@ -53,6 +53,14 @@ final class YamlReader {
         .setUseMarks(true)
         .build();
     Builder b = new Builder(problems, docs);
+    Found bad = firstNonPrintable(text);
+    if (bad != null) {
+      int cp = text.codePointAt(bad.offset());
+      problems.error(bad.pos(), "", "invalid YAML: special character " + String.format(java.util.Locale.ROOT,
+          "U+%04X", cp) + (cp == 0 ? " (NUL)" : "") + " is not allowed; remove it (only tab, line breaks and "
+          + "printable characters may appear)");
+      return docs;
+    }
     try {
       ParserImpl parser = new ParserImpl(settings, new StreamReader(settings, text));
       while (parser.hasNext() && !b.aborted) {
@@ -70,6 +78,36 @@ final class YamlReader {
       problems.error(b.lastPos, "", "invalid YAML: " + e);
     }
     return docs;
+  }
+
+  private record Found(YNode.Pos pos, int offset) {}
+
+  /**
+   * The first character YAML does not allow (outside tab, line breaks and printable characters), with its line and
+   * column; SnakeYAML reports it without a position.
+   */
+  private static @Nullable Found firstNonPrintable(String text) {
+    int line = 1;
+    int column = 1;
+    for (int i = 0; i < text.length(); ) {
+      int c = text.codePointAt(i);
+      if (!printable(c)) {
+        return new Found(new YNode.Pos(line, column), i);
+      }
+      if (c == '\n' || (c == '\r' && (i + 1 >= text.length() || text.charAt(i + 1) != '\n'))) {
+        line++;
+        column = 1;
+      } else if (c != '\r') {
+        column++;
+      }
+      i += Character.charCount(c);
+    }
+    return null;
+  }
+
+  private static boolean printable(int c) {
+    return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0x7E) || c == 0x85 || (c >= 0xA0 && c <= 0xD7FF)
+        || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
   }
 
   static YNode.Pos pos(Mark m) {

@@ -64,7 +64,7 @@ class GovernanceTest {
       metadata: {name: frugal}
       spec:
         header: {name: x-team, value: frugal}
-        models: ["*"]
+        models: [chat]    # its budget is in EUR: only models it prices in EUR (pools' prices are in USD)
         budget:
           period: day
           limit: 0.01

@@ -141,7 +141,7 @@ public final class SimulatedServer implements AutoCloseable {
     http.setSendServerVersion(false);
     this.connector = new ServerConnector(jetty, 1, 1, new HttpConnectionFactory(http));
     connector.setHost(HOST);
-    connector.setPort(0);
+    connector.setPort(b.port);
     // long waits for a first token are normal under load; only a silent client should time out
     connector.setIdleTimeout(TimeUnit.MINUTES.toMillis(30));
     jetty.addConnector(connector);
@@ -585,6 +585,7 @@ public final class SimulatedServer implements AutoCloseable {
     private int kvEventBufferSteps = 10_000;
     private Consumer<SimEngine.Builder> engineSettings = b -> {};
     private @Nullable Long hashSeed;
+    private int port;
 
     private Builder(String modelName) {
       Objects.requireNonNull(modelName, "modelName");
@@ -592,6 +593,15 @@ public final class SimulatedServer implements AutoCloseable {
         throw new IllegalArgumentException("modelName must not be blank");
       }
       this.modelName = modelName;
+    }
+
+    /** The HTTP port on 127.0.0.1; 0 (the default) picks a free one. */
+    public Builder port(int port) {
+      if (port < 0 || port > 65_535) {
+        throw new IllegalArgumentException("port must be between 0 and 65535, got " + port);
+      }
+      this.port = port;
+      return this;
     }
 
     /** The server's name (its endpoint id). Default: {@code 127.0.0.1:<port>}. */

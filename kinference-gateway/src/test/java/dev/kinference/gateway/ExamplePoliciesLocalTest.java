@@ -1,0 +1,71 @@
+package dev.kinference.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kinference.sim.server.SimulatedServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 21, "a newcomer can run the example": {@code examples/policies-local} served against simulated servers on
+ * the ports its README starts them on, answering the README's requests sent with the demonstration keys.
+ */
+class ExamplePoliciesLocalTest {
+
+  static final Path EXAMPLES = Path.of("..", "examples");
+
+  static HttpResponse<String> send(HttpClient http, PolicyGateway pg, String header, String value, Path body)
+      throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(pg.gateway().uri() + "/v1/chat/completions"))
+        .header(header, value).header("content-type", "application/json").timeout(Duration.ofSeconds(30))
+        .POST(HttpRequest.BodyPublishers.ofFile(body)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void theLocalExampleServesTheReadmesRequestsWithItsDemoKeys() throws Exception {
+    List<SimulatedServer> sims = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        sims.add(SimulatedServer.builder("Qwen/Qwen3-8B").name("small-" + i).port(18101 + i).kvEvents(false)
+            .timeScale(50).defaultOutputTokens(8).start());
+      }
+      for (int i = 0; i < 2; i++) {
+        sims.add(SimulatedServer.builder("Qwen/Qwen3-32B").name("large-" + i).port(18111 + i).kvEvents(false)
+            .timeScale(50).defaultOutputTokens(8).start());
+      }
+      try (PolicyGateway pg = PolicyGateway.builder().watch(List.of(EXAMPLES.resolve("policies-local")))
+          .environment(name -> null).gateway(g -> g.port(0)).build().start();
+          HttpClient http = HttpClient.newHttpClient()) {
+        Path policies = EXAMPLES.resolve("policies");
+        // README: "A short question from search" goes to pool small (simple-prompts-to-small-model)
+        HttpResponse<String> simple = send(http, pg, "Authorization", "Bearer demo-search-prod",
+            policies.resolve("request.json"));
+        assertThat(simple.statusCode()).as(simple.body()).isEqualTo(200);
+        assertThat(simple.headers().firstValue("x-kinference-endpoint")).hasValueSatisfying(
+            id -> assertThat(id).startsWith("127.0.0.1:1810"));
+        // README: the prompt with personal data from support-bot, recognised by its header, is served by large
+        HttpResponse<String> pii = send(http, pg, "x-kinference-tenant", "support-bot",
+            policies.resolve("request-pii.json"));
+        assertThat(pii.statusCode()).as(pii.body()).isEqualTo(200);
+        assertThat(pii.headers().firstValue("x-kinference-endpoint")).hasValueSatisfying(
+            id -> assertThat(id).startsWith("127.0.0.1:1811"));
+        // the other demonstration keys identify their tenants; a wrong key is refused
+        assertThat(send(http, pg, "Authorization", "Bearer demo-search-ci", policies.resolve("request.json"))
+            .statusCode()).isEqualTo(200);
+        assertThat(send(http, pg, "x-api-key", "demo-analytics-nightly", policies.resolve("request.json"))
+            .statusCode()).isEqualTo(200);
+        assertThat(send(http, pg, "Authorization", "Bearer demo-wrong", policies.resolve("request.json"))
+            .statusCode()).isEqualTo(401);
+      }
+    } finally {
+      sims.forEach(SimulatedServer::close);
+    }
+  }
+}
