@@ -59,7 +59,38 @@ class HelmChartTest {
     s.put("not a redis uri", Map.of("stateStore.uri", "memory"));
     s.put("unknown failure mode", Map.of("stateStore.failureMode", "half-open"));
     s.put("password without a store", Map.of("stateStore.passwordSecret", "redis-auth"));
+    s.put("provider keys", Map.of("providers", Map.of(
+        "openai", Map.of("existingSecret", "openai", "env", "OPENAI_API_KEY"),
+        "anthropic", Map.of("existingSecret", "llm-keys", "key", "anthropic", "env", "ANTHROPIC_API_KEY"))));
+    s.put("everything", Map.of("stateStore.existingSecret", "kinference-store",
+        "stateStore.passwordSecret", "redis-auth", "admin.existingSecret", "kinference-admin",
+        "providers.openai", Map.of("existingSecret", "openai", "env", "OPENAI_API_KEY")));
+    s.put("scheduling", Map.of("nodeSelector", Map.of("kubernetes.io/arch", "amd64"),
+        "tolerations", List.of(Map.of("key", "dedicated", "operator", "Equal", "value", "gateway",
+            "effect", "NoSchedule")),
+        "affinity", Map.of("nodeAffinity", Map.of("requiredDuringSchedulingIgnoredDuringExecution",
+            Map.of("nodeSelectorTerms", List.of(Map.of("matchExpressions", List.of(Map.of(
+                "key", "node-pool", "operator", "In", "values", List.of("gateway", "general")))))))),
+        "topologySpreadConstraints", List.of(Map.of("maxSkew", 2, "topologyKey", "topology.kubernetes.io/zone",
+            "whenUnsatisfiable", "DoNotSchedule", "labelSelector",
+            Map.of("matchLabels", Map.of("app.kubernetes.io/name", "kinference"))))));
+    s.put("no spreading, cpu limit", Map.of("topologySpread.enabled", false, "resources.limitsCpu", "2",
+        "resources.requestsCpu", "500m"));
+    s.put("pdb max unavailable", withNull("pdb.minAvailable", Map.of("pdb.maxUnavailable", "50%")));
+    s.put("pdb disabled", Map.of("pdb.enabled", false));
+    s.put("pdb both", Map.of("pdb.maxUnavailable", 1));
+    s.put("pdb neither", withNull("pdb.minAvailable", Map.of()));
+    s.put("provider without a secret", Map.of("providers.openai", Map.of("env", "OPENAI_API_KEY")));
+    s.put("provider with a bad variable", Map.of("providers.openai", Map.of("existingSecret", "openai",
+        "env", "KINFERENCE_ADMIN_KEY")));
     return s;
+  }
+
+  /** {@code overrides} and {@code key: null}, which removes the chart's value as in a values file. */
+  private static Map<String, Object> withNull(String key, Map<String, Object> overrides) {
+    Map<String, Object> m = new LinkedHashMap<>(overrides);
+    m.put(key, null);
+    return m;
   }
 
   /** What the chart renders: {@code NOTES.txt}'s text and the manifests by "Kind/name". */
@@ -433,6 +464,158 @@ class HelmChartTest {
   }
 
   @Test
+  void byDefaultThePodsSpreadSoftlyAcrossZonesAndNodesWithADisruptionBudget() throws IOException {
+    Rendered r = scenario("defaults");
+    JsonNode d = r.get("Deployment/kinference");
+    JsonNode pod = d.at("/spec/template/spec");
+    JsonNode spread = pod.path("topologySpreadConstraints");
+    List<String> keys = new ArrayList<>();
+    for (JsonNode c : spread) {
+      keys.add(c.path("topologyKey").asText());
+      assertThat(c.path("maxSkew").asInt()).isEqualTo(1);
+      assertThat(c.path("whenUnsatisfiable").asText()).isEqualTo("ScheduleAnyway");
+      assertThat(c.at("/labelSelector/matchLabels")).isEqualTo(d.at("/spec/selector/matchLabels"));
+    }
+    assertThat(keys).containsExactly("topology.kubernetes.io/zone", "kubernetes.io/hostname");
+    assertThat(pod.has("affinity")).isFalse();
+    assertThat(pod.has("nodeSelector")).isFalse();
+    assertThat(pod.has("tolerations")).isFalse();
+    JsonNode resources = pod.at("/containers/0/resources");
+    assertThat(resources.at("/requests/cpu").asText()).isEqualTo("1");
+    assertThat(resources.at("/requests/memory").asText()).isEqualTo("1Gi");
+    assertThat(resources.at("/limits/memory").asText()).isEqualTo("2Gi");
+    assertThat(resources.at("/limits").has("cpu")).as("no CPU limit by default").isFalse();
+    JsonNode pdb = r.get("PodDisruptionBudget/kinference").path("spec");
+    assertThat(pdb.path("minAvailable").asInt()).isEqualTo(1);
+    assertThat(pdb.has("maxUnavailable")).isFalse();
+    assertThat(pdb.at("/selector/matchLabels")).isEqualTo(d.at("/spec/selector/matchLabels"));
+  }
+
+  @Test
+  void schedulingValuesReachThePodSpecAsWritten() throws IOException {
+    Map<String, Object> values = nested(Objects.requireNonNull(SCENARIOS.get("scheduling")));
+    JsonNode pod = scenario("scheduling").get("Deployment/kinference").at("/spec/template/spec");
+    for (String key : List.of("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")) {
+      // through JSON text, so that numbers are the same kind of node on both sides
+      assertThat(pod.path(key)).as(key).isEqualTo(ApiClient.JSON.readTree(
+          ApiClient.JSON.writeValueAsString(plainNumbers(values.get(key)))));
+    }
+    assertThat(pod.at("/topologySpreadConstraints/0/maxSkew").isIntegralNumber()).isTrue();
+    Rendered r = scenario("no spreading, cpu limit");
+    JsonNode unspread = r.get("Deployment/kinference").at("/spec/template/spec");
+    assertThat(unspread.has("topologySpreadConstraints")).isFalse();
+    assertThat(unspread.at("/containers/0/resources/limits/cpu").asText()).isEqualTo("2");
+    assertThat(unspread.at("/containers/0/resources/requests/cpu").asText()).isEqualTo("500m");
+  }
+
+  /** Helm's float64 numbers as the integers they print as. */
+  private static @Nullable Object plainNumbers(@Nullable Object v) {
+    if (v instanceof Map<?, ?> m) {
+      Map<Object, Object> out = new LinkedHashMap<>();
+      m.forEach((k, x) -> out.put(k, plainNumbers(x)));
+      return out;
+    }
+    if (v instanceof List<?> l) {
+      List<Object> out = new ArrayList<>();
+      l.forEach(x -> out.add(plainNumbers(x)));
+      return out;
+    }
+    return v instanceof Double d && d == Math.rint(d) ? (Object) d.longValue() : v;
+  }
+
+  @Test
+  void theDisruptionBudgetTakesMinAvailableOrMaxUnavailable() throws IOException {
+    JsonNode pdb = scenario("pdb max unavailable").get("PodDisruptionBudget/kinference").path("spec");
+    assertThat(pdb.path("maxUnavailable").asText()).isEqualTo("50%");
+    assertThat(pdb.has("minAvailable")).isFalse();
+    assertThat(scenario("pdb disabled").manifests().keySet()).noneMatch(k -> k.startsWith("PodDisruptionBudget"));
+    assertThatThrownBy(() -> scenario("pdb both")).isInstanceOf(HelmTemplate.RenderException.class)
+        .hasMessageContaining("pdb: give minAvailable or maxUnavailable, not both");
+    assertThatThrownBy(() -> scenario("pdb neither")).isInstanceOf(HelmTemplate.RenderException.class)
+        .hasMessageContaining("pdb: give minAvailable or maxUnavailable (or set pdb.enabled to false)");
+  }
+
+  @Test
+  void providerKeysComeFromSecretsUnderTheVariablesTheExternalProvidersName() throws IOException {
+    Map<String, JsonNode> env = scenario("provider keys").gatewayEnv();
+    JsonNode openai = secretRef(env, "OPENAI_API_KEY");
+    assertThat(openai.path("name").asText()).isEqualTo("openai");
+    assertThat(openai.path("key").asText()).as("the default key").isEqualTo("api-key");
+    JsonNode anthropic = secretRef(env, "ANTHROPIC_API_KEY");
+    assertThat(anthropic.path("name").asText()).isEqualTo("llm-keys");
+    assertThat(anthropic.path("key").asText()).isEqualTo("anthropic");
+    // The example ExternalProvider's apiKey.env is a variable the chart can set this way.
+    assertThat(examplesApiKeyEnv()).contains("OPENAI_API_KEY");
+    assertThatThrownBy(() -> scenario("provider without a secret")).isInstanceOf(HelmTemplate.RenderException.class)
+        .hasMessageContaining("providers.openai: give existingSecret");
+    assertThatThrownBy(() -> scenario("provider with a bad variable"))
+        .isInstanceOf(HelmTemplate.RenderException.class)
+        .hasMessageContaining("providers.openai.env: KINFERENCE_ADMIN_KEY is not a variable name");
+  }
+
+  /** The apiKey.env of the ExternalProviders in deploy/examples/policies.yaml. */
+  private static List<String> examplesApiKeyEnv() throws IOException {
+    List<String> out = new ArrayList<>();
+    String text = Files.readString(Path.of("..", "deploy", "examples", "policies.yaml"));
+    for (Object doc : new Load(LoadSettings.builder().build()).loadAllFromString(text)) {
+      JsonNode n = ApiClient.JSON.valueToTree(doc);
+      if (n.path("kind").asText().equals("ExternalProvider") && n.at("/spec/apiKey").has("env")) {
+        out.add(n.at("/spec/apiKey/env").asText());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Variables the chart sets that are read by something other than the gateway's own code: the JVM reads
+   * JAVA_TOOL_OPTIONS. (Provider keys are read through an ExternalProvider's apiKey.env, checked below.)
+   */
+  private static final List<String> READ_BY_THE_JVM = List.of("JAVA_TOOL_OPTIONS");
+
+  @Test
+  void everyVariableTheChartSetsIsReadByTheGateway() throws IOException {
+    // The gateway's main sources: the command line, the gateway, discovery, the state store.
+    StringBuilder sources = new StringBuilder();
+    try (Stream<Path> modules = Files.list(Path.of(".."))) {
+      for (Path module : modules.filter(m -> m.getFileName().toString().startsWith("kinference-")).toList()) {
+        Path main = module.resolve("src/main/java");
+        if (!Files.isDirectory(main)) {
+          continue;
+        }
+        try (Stream<Path> files = Files.walk(main)) {
+          for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+            sources.append(Files.readString(f)).append('\n');
+          }
+        }
+      }
+    }
+    List<String> providerKeys = List.of("OPENAI_API_KEY");
+    Map<String, String> setBy = new TreeMap<>();
+    for (String s : List.of("defaults", "everything", "deploy redis")) {
+      Rendered r = scenario(s);
+      r.gatewayEnv().keySet().forEach(name -> setBy.put(name, "the Deployment (" + s + ")"));
+      r.get("ConfigMap/kinference-config").path("data").properties()
+          .forEach(e -> setBy.put(e.getKey(), "the ConfigMap"));
+    }
+    assertThat(setBy).containsKeys("KINFERENCE_LOG_LEVEL", "KINFERENCE_POLICY_NAMESPACE", "KINFERENCE_REPLICAS",
+        "KINFERENCE_STATE_STORE", "KINFERENCE_STATE_STORE_PASSWORD", "KINFERENCE_STATE_STORE_FAILURE",
+        "KINFERENCE_ADMIN_KEY", "OPENAI_API_KEY");
+    for (Map.Entry<String, String> e : setBy.entrySet()) {
+      String name = e.getKey();
+      if (READ_BY_THE_JVM.contains(name)) {
+        continue;
+      }
+      if (providerKeys.contains(name)) {
+        assertThat(examplesApiKeyEnv()).as("%s is an ExternalProvider's apiKey.env", name).contains(name);
+        continue;
+      }
+      assertThat(sources.indexOf("\"" + name + "\"") >= 0 || sources.indexOf("${env:" + name + ":") >= 0
+          || sources.indexOf("${env:" + name + "}") >= 0)
+          .as("%s, set by %s, is read by the gateway's main sources", name, e.getValue()).isTrue();
+    }
+  }
+
+  @Test
   void contradictoryStateStoreValuesAreRefused() {
     Map<String, String> messages = Map.of(
         "uri and deploy redis", "stateStore: set at most one of uri, existingSecret and deployRedis",
@@ -475,9 +658,25 @@ class HelmChartTest {
     assertThatThrownBy(() -> HelmTemplate.render("{{ .Values.missing.deeper }}", "t", top))
         .hasMessageContaining("nil pointer evaluating .Values.missing.deeper");
     assertThatThrownBy(() -> HelmTemplate.render("{{ range .Values.s }}{{ end }}", "t", top))
+        .hasMessageContaining("range can't iterate over a\"b");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ with .Values.s }}{{ end }}", "t", top))
         .hasMessageContaining("beyond what this chart may use");
-    assertThatThrownBy(() -> HelmTemplate.render("{{ toYaml .Values }}", "t", top))
-        .hasMessageContaining("function toYaml is beyond what this chart may use");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ include \"x\" . }}", "t", top))
+        .hasMessageContaining("function include is beyond what this chart may use");
+    assertThatThrownBy(() -> HelmTemplate.render("{{ $x }}", "t", top))
+        .hasMessageContaining("undefined variable: $x");
+    // range: a map by sorted key with dot the element, a list by index; $ is the top level; else when empty
+    Map<String, Object> listsAndMaps = Map.of("Values", HelmTemplate.asHelmValues(Map.of(
+        "m", Map.of("b", Map.of("v", 2), "a", Map.of("v", 1)), "l", List.of("x", "y"), "e", List.of())),
+        "Release", Map.of("Name", "r"), "Chart", Map.of());
+    assertThat(HelmTemplate.render("{{ range $k, $v := .Values.m }}{{ $k }}={{ $v.v }}{{ .v }}{{ $.Release.Name }} "
+        + "{{ end }}{{ range $i, $x := .Values.l }}{{ $i }}{{ $x }}{{ end }}{{ range $x := .Values.l }}{{ $x }}"
+        + "{{ end }}{{ range .Values.e }}no{{ else }} empty{{ end }}", "t", listsAndMaps))
+        .isEqualTo("a=11r b=22r 0x1yxy empty");
+    assertThat(HelmTemplate.render("{{ printf \"%s-%d %q\" \"a\" 3 \"b\" }} {{ regexMatch \"^[a-z]+$\" \"ab\" }}",
+        "t", listsAndMaps)).isEqualTo("a-3 \"b\" true");
+    assertThat(HelmTemplate.render("x:\n  {{- toYaml .Values.m | nindent 2 }}\ny: {{ toYaml .Values.e }}", "t",
+        listsAndMaps)).isEqualTo("x:\n  a:\n    v: 1\n  b:\n    v: 2\ny: []");
     assertThatThrownBy(() -> HelmTemplate.render("{{ if .Values.n }}", "t", top))
         .hasMessageContaining("without {{ end }}");
   }

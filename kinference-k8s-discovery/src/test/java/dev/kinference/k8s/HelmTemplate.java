@@ -7,16 +7,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The part of Helm's template language that the chart uses, rendered as Helm renders it: Go's text/template with
  * {@code {{ }}} actions and their {@code {{-} / {@code -}}} whitespace trimming, comments, {@code if / else if /
- * else / end}, pipelines ({@code x | quote}) and parenthesized calls, fields of {@code .Values}, {@code .Release}
- * and {@code .Chart}, and the functions {@code and or not eq ne lt le gt ge} (Go's) and {@code int mul quote
- * default hasPrefix required fail} (Sprig's). Values read from a values file are numbers as Helm reads them:
+ * else / end}, {@code range} over a map (sorted keys) or a list, with {@code $key, $value :=} variables and
+ * {@code $} for the top-level object, pipelines ({@code x | quote}) and parenthesized calls, fields of
+ * {@code .Values}, {@code .Release} and {@code .Chart} (of the element, inside a range), and the functions
+ * {@code and or not eq ne lt le gt ge printf} (Go's) and {@code int mul quote default hasPrefix regexMatch
+ * required fail toYaml indent nindent} (Sprig's and Helm's). Values read from a values file are numbers as Helm reads them:
  * float64, so that {@code gt .Values.replicas 1} fails here as in Helm ("incompatible types for comparison") and
- * the chart has to write {@code gt (int .Values.replicas) 1}. Anything else ({@code range}, {@code with},
- * {@code define}/{@code include}, variables, other functions) is refused, so the chart cannot use a construct this
+ * the chart has to write {@code gt (int .Values.replicas) 1}. Anything else ({@code with},
+ * {@code define}/{@code include}, other functions) is refused, so the chart cannot use a construct this
  * renderer does not check. {@code HelmChartTest} compares its output with a real {@code helm} where one is
  * installed.
  */
@@ -34,7 +37,7 @@ final class HelmTemplate {
   private static final Pattern ACTION =
       Pattern.compile("\\{\\{(-[ \\t\\r\\n])?(.*?)([ \\t\\r\\n]-)?}}", Pattern.DOTALL);
 
-  private sealed interface Node permits Text, Print, If {}
+  private sealed interface Node permits Text, Print, If, Range {}
 
   private record Text(String text) implements Node {}
 
@@ -44,10 +47,17 @@ final class HelmTemplate {
   private record If(List<Expr> conditions, List<List<Node>> bodies, List<Node> otherwise, int line)
       implements Node {}
 
-  private sealed interface Expr permits Field, Literal, Call {}
+  /** {@code range $key, $value := over}: {@code body} per element (with it as dot), {@code otherwise} if none. */
+  private record Range(@Nullable String keyVar, @Nullable String valueVar, Expr over, List<Node> body,
+      List<Node> otherwise, int line) implements Node {}
 
-  /** {@code .A.b.c}: a path from the top-level object. */
+  private sealed interface Expr permits Field, Var, Literal, Call {}
+
+  /** {@code .A.b.c}: a path from dot (the top-level object, or a range's element); {@code .} alone is dot. */
   private record Field(List<String> path) implements Expr {}
+
+  /** {@code $name.a.b}: a path from a variable; {@code $} is the top-level object. */
+  private record Var(String name, List<String> path) implements Expr {}
 
   private record Literal(Object value) implements Expr {}
 
@@ -56,10 +66,16 @@ final class HelmTemplate {
 
   private final String file;
   private final Map<String, Object> top;
+  /** What {@code .} is: the top-level object, or inside a range the element. */
+  private Object dot;
+  /** The variables in scope, {@code $} included. */
+  private final Map<String, Object> vars = new LinkedHashMap<>();
 
   private HelmTemplate(String file, Map<String, Object> top) {
     this.file = file;
     this.top = top;
+    this.dot = top;
+    vars.put("$", top);
   }
 
   /**
@@ -154,7 +170,11 @@ final class HelmTemplate {
           pos[0]++;
           nodes.add(parseIf(parseExpr(body.substring(2), a.line()), tokens, pos, a.line()));
         }
-        case "range", "with", "define", "template", "block", "break", "continue" ->
+        case "range" -> {
+          pos[0]++;
+          nodes.add(parseRange(body, tokens, pos, a.line()));
+        }
+        case "with", "define", "template", "block", "break", "continue" ->
             throw error(a.line(), "{{ " + keyword + " }} is beyond what this chart may use");
         default -> {
           pos[0]++;
@@ -199,6 +219,32 @@ final class HelmTemplate {
     }
   }
 
+  private static final Pattern RANGE =
+      Pattern.compile("range\\s+(?:(\\$[A-Za-z0-9_]+)\\s*(?:,\\s*(\\$[A-Za-z0-9_]+)\\s*)?:=\\s*)?(.+)", Pattern.DOTALL);
+
+  private Range parseRange(String body, List<Object> tokens, int[] pos, int line) {
+    Matcher m = RANGE.matcher(body);
+    check(m.matches(), line, "cannot read {{ " + body + " }}");
+    // As in Go: with one variable it is the element; with two, the key (or index) and the element.
+    String keyVar = m.group(2) == null ? null : m.group(1);
+    String valueVar = m.group(2) == null ? m.group(1) : m.group(2);
+    Expr over = parseExpr(m.group(3), line);
+    List<Node> loop = parseNodes(tokens, pos, false);
+    check(pos[0] < tokens.size(), line, "{{ range }} without {{ end }}");
+    Action a = (Action) tokens.get(pos[0]);
+    pos[0]++;
+    List<Node> otherwise = List.of();
+    if (a.body().equals("else")) {
+      otherwise = parseNodes(tokens, pos, false);
+      check(pos[0] < tokens.size() && ((Action) tokens.get(pos[0])).body().equals("end"), a.line(),
+          "{{ else }} without {{ end }}");
+      pos[0]++;
+    } else {
+      check(a.body().equals("end"), a.line(), "unexpected {{ " + a.body() + " }} in {{ range }}");
+    }
+    return new Range(keyVar, valueVar, over, loop, otherwise, line);
+  }
+
   private Expr parseExpr(String text, int line) {
     List<String> tokens = lex(text, line);
     int[] pos = {0};
@@ -208,7 +254,8 @@ final class HelmTemplate {
   }
 
   private static final Pattern LEXEME = Pattern.compile(
-      "\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|[()|]|-?[0-9]+(?:\\.[0-9]+)?|(?:\\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Za-z_][A-Za-z0-9_]*|\\S)");
+      "\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|[()|]|-?[0-9]+(?:\\.[0-9]+)?|(?:\\.[A-Za-z_][A-Za-z0-9_]*)+"
+          + "|\\$[A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)*|\\.(?![A-Za-z_])|[A-Za-z_][A-Za-z0-9_]*|\\S)");
 
   private List<String> lex(String text, int line) {
     List<String> out = new ArrayList<>();
@@ -252,7 +299,8 @@ final class HelmTemplate {
   }
 
   private static final List<String> FUNCTIONS = List.of("and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge",
-      "int", "mul", "quote", "default", "hasPrefix", "required", "fail");
+      "printf", "int", "mul", "quote", "default", "hasPrefix", "regexMatch", "required", "fail", "toYaml", "indent",
+      "nindent");
 
   private Expr parseOperand(List<String> tokens, int[] pos, int line) {
     String t = tokens.get(pos[0]++);
@@ -262,10 +310,15 @@ final class HelmTemplate {
       pos[0]++;
       return e;
     }
+    if (t.equals(".")) {
+      return new Field(List.of());
+    }
     if (t.startsWith(".")) {
-      List<String> path = List.of(t.substring(1).split("\\."));
-      check(List.of("Values", "Release", "Chart").contains(path.get(0)), line, "unknown field " + t);
-      return new Field(path);
+      return new Field(List.of(t.substring(1).split("\\.")));
+    }
+    if (t.startsWith("$")) {
+      String[] parts = t.split("\\.");
+      return new Var(parts[0], List.of(parts).subList(1, parts.length));
     }
     if (t.startsWith("\"")) {
       return new Literal(unquote(t, line));
@@ -276,7 +329,7 @@ final class HelmTemplate {
     return switch (t) {
       case "true" -> new Literal(true);
       case "false" -> new Literal(false);
-      default -> throw error(line, "unexpected " + t + (t.startsWith("$") ? ": variables are not used" : ""));
+      default -> throw error(line, "unexpected " + t);
     };
   }
 
@@ -316,23 +369,73 @@ final class HelmTemplate {
           }
           execute(chosen, out);
         }
+        case Range r -> range(r, out);
       }
     }
   }
 
+  /** Go's range: a map's entries by sorted key, a list's by index; dot and the variables set for the body. */
+  private void range(Range r, StringBuilder out) {
+    Object over = eval(r.over(), r.line());
+    List<Map.Entry<Object, Object>> entries = new ArrayList<>();
+    switch (over) {
+      case null -> { }
+      case Map<?, ?> m -> new java.util.TreeMap<>(m).forEach((k, v) -> entries.add(new java.util.AbstractMap.SimpleEntry<>(k, v)));
+      case List<?> l -> {
+        for (int i = 0; i < l.size(); i++) {
+          entries.add(new java.util.AbstractMap.SimpleEntry<>((long) i, l.get(i)));
+        }
+      }
+      default -> throw error(r.line(), "range can't iterate over " + print(over, r.line()));
+    }
+    if (entries.isEmpty()) {
+      execute(r.otherwise(), out);
+      return;
+    }
+    Object outerDot = dot;
+    Map<String, Object> outerVars = new LinkedHashMap<>(vars);
+    try {
+      for (Map.Entry<Object, Object> e : entries) {
+        dot = e.getValue();
+        if (r.keyVar() != null) {
+          vars.put(r.keyVar(), e.getKey());
+        }
+        if (r.valueVar() != null) {
+          vars.put(r.valueVar(), e.getValue());
+        }
+        execute(r.body(), out);
+      }
+    } finally {
+      dot = outerDot;
+      vars.clear();
+      vars.putAll(outerVars);
+    }
+  }
+
+  @SuppressWarnings("ReferenceEquality") // dot is the top-level object itself outside a range
   private Object eval(Expr e, int line) {
     return switch (e) {
       case Literal l -> l.value();
-      case Field f -> field(f.path(), line);
+      case Field f -> {
+        if (dot == top && !f.path().isEmpty()) {
+          check(List.of("Values", "Release", "Chart").contains(f.path().get(0)), line,
+              "unknown field ." + String.join(".", f.path()));
+        }
+        yield path(dot, "", f.path(), line);
+      }
+      case Var v -> {
+        check(vars.containsKey(v.name()), line, "undefined variable: " + v.name());
+        yield path(vars.get(v.name()), v.name(), v.path(), line);
+      }
       case Call c -> call(c, line);
     };
   }
 
-  private Object field(List<String> path, int line) {
-    Object cur = top;
+  private @Nullable Object path(@Nullable Object from, String start, List<String> path, int line) {
+    Object cur = from;
     for (int i = 0; i < path.size(); i++) {
       if (!(cur instanceof Map<?, ?> map)) {
-        throw error(line, "nil pointer evaluating ." + String.join(".", path.subList(0, i + 1)));
+        throw error(line, "nil pointer evaluating " + start + "." + String.join(".", path.subList(0, i + 1)));
       }
       cur = map.get(path.get(i));
     }
@@ -433,7 +536,84 @@ final class HelmTemplate {
         arity(v, 1, c, line);
         throw new RenderException(String.valueOf(v.get(0)));
       }
+      case "printf" -> {
+        check(!v.isEmpty() && v.get(0) instanceof String, line, "printf needs a format");
+        yield printf((String) v.get(0), v.subList(1, v.size()), line);
+      }
+      case "regexMatch" -> {
+        arity(v, 2, c, line);
+        check(v.get(0) instanceof String && v.get(1) instanceof String, line, "regexMatch takes strings");
+        yield Pattern.compile((String) v.get(0)).matcher((String) v.get(1)).find();
+      }
+      case "toYaml" -> {
+        arity(v, 1, c, line);
+        yield toYaml(v.get(0));
+      }
+      case "indent", "nindent" -> {
+        arity(v, 2, c, line);
+        String pad = " ".repeat((int) toInt(v.get(0)));
+        String text = pad + print(v.get(1), line).replace("\n", "\n" + pad);
+        yield c.function().equals("nindent") ? "\n" + text : text;
+      }
       default -> throw error(line, "function " + c.function());
+    };
+  }
+
+  /** Go's {@code fmt.Sprintf} for the verbs a chart's messages use: {@code %s %v %d %q %%}. */
+  private String printf(String format, List<Object> args, int line) {
+    StringBuilder sb = new StringBuilder();
+    int next = 0;
+    for (int i = 0; i < format.length(); i++) {
+      char ch = format.charAt(i);
+      if (ch != '%') {
+        sb.append(ch);
+        continue;
+      }
+      check(i + 1 < format.length(), line, "printf: a format ending in %");
+      char verb = format.charAt(++i);
+      if (verb == '%') {
+        sb.append('%');
+        continue;
+      }
+      check("svdq".indexOf(verb) >= 0, line, "printf verb %" + verb + " is beyond what this chart may use");
+      check(next < args.size(), line, "printf: missing argument");
+      String s = print(args.get(next++), line);
+      sb.append(verb == 'q' ? goQuote(s) : s);
+    }
+    check(next == args.size(), line, "printf: extra arguments");
+    return sb.toString();
+  }
+
+  /**
+   * Helm's {@code toYaml}: the value as YAML, keys sorted, no trailing newline ({@code {}} and {@code []} when
+   * empty). Only the parsed documents are compared with Helm's, so the layout needs to be valid YAML, not the
+   * same text.
+   */
+  private static String toYaml(@Nullable Object value) {
+    if (value == null) {
+      return "null";
+    }
+    org.snakeyaml.engine.v2.api.DumpSettings settings = org.snakeyaml.engine.v2.api.DumpSettings.builder()
+        .setDefaultFlowStyle(org.snakeyaml.engine.v2.common.FlowStyle.BLOCK).setWidth(Integer.MAX_VALUE).build();
+    String yaml = new org.snakeyaml.engine.v2.api.Dump(settings).dumpToString(sortedForYaml(value));
+    return yaml.endsWith("\n") ? yaml.substring(0, yaml.length() - 1) : yaml;
+  }
+
+  /** Maps with sorted keys and float64s that hold integers as integers, as Go's YAML writer prints them. */
+  private static Object sortedForYaml(Object value) {
+    return switch (value) {
+      case Map<?, ?> m -> {
+        Map<String, Object> out = new java.util.TreeMap<>();
+        m.forEach((k, v) -> out.put(String.valueOf(k), v == null ? null : sortedForYaml(v)));
+        yield out;
+      }
+      case List<?> l -> {
+        List<Object> out = new ArrayList<>();
+        l.forEach(v -> out.add(v == null ? null : sortedForYaml(v)));
+        yield out;
+      }
+      case Double d when d == Math.rint(d) && Math.abs(d) < 1e15 -> d.longValue();
+      default -> value;
     };
   }
 

@@ -71,6 +71,185 @@ class KubernetesCrdsTest {
   }
 
   @Test
+  void everyVersionHasTheStatusSubresourceTypedColumnsAndUnambiguousNames() throws IOException {
+    List<String> shortNames = new ArrayList<>();
+    for (Map.Entry<String, JsonNode> e : crdsByKind().entrySet()) {
+      JsonNode spec = e.getValue().path("spec");
+      // kubectl get kinference lists all five; our InferencePool is told apart from the Gateway API Inference
+      // Extension's (inferencepools.inference.networking.k8s.io) by a short name of its own.
+      assertThat(strings(spec.at("/names/categories"))).as(e.getKey()).containsExactly("kinference");
+      List<String> shorts = strings(spec.at("/names/shortNames"));
+      assertThat(shorts).as(e.getKey()).hasSize(1).allMatch(s -> s.startsWith("k"));
+      shortNames.addAll(shorts);
+      for (JsonNode version : spec.path("versions")) {
+        assertThat(version.at("/subresources/status").isObject()).as("%s: status subresource", e.getKey()).isTrue();
+        assertThat(version.at("/schema/openAPIV3Schema/properties/status").isObject()).isTrue();
+        for (JsonNode column : version.path("additionalPrinterColumns")) {
+          JsonNode field = schemaAt(version.at("/schema/openAPIV3Schema"), column.path("jsonPath").asText());
+          String type = column.path("type").asText();
+          switch (field.path("type").asText()) {
+            case "integer" -> assertThat(type).as("%s column %s", e.getKey(), column).isEqualTo("integer");
+            case "number" -> assertThat(type).as("%s column %s", e.getKey(), column).isEqualTo("number");
+            case "array" -> assertThat(type.equals("string") && column.path("description").asText().contains("[*]"))
+                .as("%s column %s: an array prints as a string, the reason said", e.getKey(), column).isTrue();
+            default -> assertThat(type).as("%s column %s", e.getKey(), column).isIn("string", "date");
+          }
+        }
+      }
+    }
+    assertThat(shortNames).containsExactlyInAnyOrder("kpool", "kalias", "kprovider", "ktenant", "kpolicy");
+    assertThat(crdsByKind().get("InferencePolicy").at("/spec/versions/0/additionalPrinterColumns/0/type").asText())
+        .isEqualTo("integer");
+  }
+
+  /** The schema of the field a simple JSONPath such as {@code .spec.order} names. */
+  private static JsonNode schemaAt(JsonNode schema, String jsonPath) {
+    JsonNode cur = schema;
+    for (String key : jsonPath.substring(1).split("\\.")) {
+      cur = key.equals("metadata") ? JsonNodeFactory.instance.objectNode().put("type", "object")
+          : cur.path("properties").path(key);
+    }
+    if (jsonPath.equals(".metadata.creationTimestamp")) {
+      return JsonNodeFactory.instance.objectNode().put("type", "string");
+    }
+    assertThat(cur.isMissingNode()).as("column path %s is declared", jsonPath).isFalse();
+    return cur;
+  }
+
+  /**
+   * The CEL rules ({@code x-kubernetes-validations}) refuse, when an object is applied, what {@code Binder} would
+   * report as invalid (and ignore). No API server runs here, so this checks that each rule is where it belongs and
+   * says what the Java check says; {@link #celRulesStayWithinTheApiServersCostBudget} keeps them cheap.
+   */
+  @Test
+  void celRulesMirrorWhatTheGatewayEnforces() throws IOException {
+    Map<String, JsonNode> crds = crdsByKind();
+    assertRule(crds, "ModelAlias", "/properties/spec/properties/targets/items",
+        "(has(self.pool) ? 1 : 0) + (has(self.provider) ? 1 : 0) + (has(self.alias) ? 1 : 0) == 1",
+        "exactly one of pool, provider or alias");
+    assertRule(crds, "ModelAlias", "/properties/spec/properties/targets/items", "!has(self.provider) || has(self.model)",
+        "needs model");
+    assertRule(crds, "ModelAlias", "/properties/spec/properties/targets",
+        "self.exists(t, !has(t.weight) || t.weight > 0)", "every target has weight 0");
+    assertRule(crds, "ModelAlias", "/properties/spec/properties/fallback/items",
+        "has(self.alias) ? !has(self.provider) && !has(self.model) : has(self.provider) && has(self.model)",
+        "either {provider, model} or {alias}");
+    assertRule(crds, "InferencePool", "/properties/spec", "!(has(self.endpoints) && has(self.selector))",
+        "not both");
+    assertRule(crds, "InferencePool", "/properties/spec/properties/selector",
+        "has(self.matchLabels) && size(self.matchLabels) > 0", "at least one label");
+    assertRule(crds, "ExternalProvider", "/properties/spec/properties/apiKey", "has(self.env) != has(self.file)",
+        "not both");
+    assertRule(crds, "Tenant", "/properties/spec/properties/traffic",
+        "!has(self.maxPriority) || self.maxPriority >= (has(self.priority) ? self.priority : 0)",
+        "maxPriority must be at least priority");
+    assertRule(crds, "Tenant", "/properties/spec/properties/limits",
+        "self.tokensPerMinute > (has(self.defaultMaxTokens) ? self.defaultMaxTokens : "
+            + dev.kinference.policy.model.Tenant.DEFAULT_MAX_TOKENS + ")", "defaultMaxTokens");
+    assertRule(crds, "Tenant", "/properties/spec/properties/budget/properties/limit", "self > 0.0",
+        "a budget of 0");
+    String rule = "/properties/spec/properties/rules/items/properties";
+    assertRule(crds, "InferencePolicy", rule + "/action/properties/route", "has(self.alias) != has(self.pool)",
+        "exactly one of alias or pool");
+    assertRule(crds, "InferencePolicy", rule + "/action", "!has(self.reject) || !(has(self.route)",
+        "reject stands alone");
+    assertRule(crds, "InferencePolicy", rule + "/match/properties/promptTokens",
+        "!has(self.min) || !has(self.max) || self.min <= self.max", "min is above max");
+    // Weights, limits and thresholds the Java binder refuses at 0 or below.
+    assertThat(schema(crds.get("ModelAlias")).at("/properties/spec/properties/targets/items/properties/weight/minimum")
+        .asInt()).isZero();
+    JsonNode limits = schema(crds.get("Tenant")).at("/properties/spec/properties/limits/properties");
+    for (String k : List.of("requestsPerMinute", "tokensPerMinute", "concurrentRequests")) {
+      assertThat(limits.at("/" + k + "/minimum").asInt()).as(k).isEqualTo(1);
+    }
+    assertThat(strings(schema(crds.get("Tenant")).at("/properties/spec/properties/budget/required")))
+        .containsExactly("period", "limit");
+    // References to other resources are their metadata.name: DNS-1123 subdomains, as Binder checks names.
+    List<String> references = List.of(
+        "ModelAlias:/properties/spec/properties/targets/items/properties/pool",
+        "ModelAlias:/properties/spec/properties/targets/items/properties/provider",
+        "ModelAlias:/properties/spec/properties/targets/items/properties/alias",
+        "ModelAlias:/properties/spec/properties/fallback/items/properties/provider",
+        "ModelAlias:/properties/spec/properties/fallback/items/properties/alias",
+        "InferencePolicy:" + rule + "/action/properties/route/properties/alias",
+        "InferencePolicy:" + rule + "/action/properties/route/properties/pool",
+        "InferencePolicy:" + rule + "/action/properties/fallback/items/properties/provider",
+        "InferencePolicy:" + rule + "/action/properties/fallback/items/properties/alias",
+        "InferencePolicy:" + rule + "/match/properties/pool/properties/name");
+    for (String r : references) {
+      String[] kindAndPath = r.split(":", 2);
+      JsonNode field = schema(crds.get(kindAndPath[0])).at(kindAndPath[1]);
+      assertThat(field.path("maxLength").asInt()).as(r).isEqualTo(253);
+      java.util.regex.Pattern dns = java.util.regex.Pattern.compile(field.path("pattern").asText());
+      assertThat(dns.matcher("qwen3-8b").matches()).as(r).isTrue();
+      assertThat(dns.matcher("openai.eu").matches()).as(r).isTrue();
+      for (String bad : List.of("", "Qwen3", "-pool", "pool-", "a_b", "a..b", "a b")) {
+        assertThat(dns.matcher(bad).matches()).as("%s refuses '%s'", r, bad).isFalse();
+      }
+    }
+  }
+
+  private static void assertRule(Map<String, JsonNode> crds, String kind, String at, String rule, String message) {
+    List<String> rules = new ArrayList<>();
+    JsonNode found = null;
+    for (JsonNode v : schema(crds.get(kind)).at(at).path("x-kubernetes-validations")) {
+      rules.add(v.path("rule").asText());
+      if (v.path("rule").asText().contains(rule)) {
+        found = v;
+      }
+    }
+    assertThat(found).as("%s %s: a rule with %s in %s", kind, at, rule, rules).isNotNull();
+    assertThat(java.util.Objects.requireNonNull(found).path("message").asText()).contains(message);
+  }
+
+  /**
+   * The API server refuses a CRD whose rules' estimated cost is too high, and estimates an unbounded list as
+   * millions of items: every list a rule iterates, or that holds objects with rules, is bounded, as is every map of
+   * objects with rules.
+   */
+  @Test
+  void celRulesStayWithinTheApiServersCostBudget() throws IOException {
+    for (Map.Entry<String, JsonNode> e : crdsByKind().entrySet()) {
+      List<String> unbounded = new ArrayList<>();
+      bounded(schema(e.getValue()), "", unbounded);
+      assertThat(unbounded).as("%s: collections above CEL rules without maxItems/maxProperties", e.getKey())
+          .isEmpty();
+    }
+  }
+
+  /** Whether {@code schema} or anything under it has CEL rules; collections above them must be bounded. */
+  private static boolean bounded(JsonNode schema, String path, List<String> unbounded) {
+    boolean rules = schema.has("x-kubernetes-validations");
+    for (Map.Entry<String, JsonNode> p : schema.path("properties").properties()) {
+      rules |= bounded(p.getValue(), path + "." + p.getKey(), unbounded);
+    }
+    if (schema.has("items") && bounded(schema.path("items"), path + "[]", unbounded)) {
+      rules = true;
+      if (!schema.has("maxItems")) {
+        unbounded.add(path);
+      }
+    }
+    if (schema.path("additionalProperties").isObject()
+        && bounded(schema.path("additionalProperties"), path + ".*", unbounded)) {
+      rules = true;
+      if (!schema.has("maxProperties")) {
+        unbounded.add(path);
+      }
+    }
+    if (schema.path("x-kubernetes-validations").toString().contains("self.exists(")
+        && !schema.has("maxItems")) {
+      unbounded.add(path);
+    }
+    return rules;
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(v -> out.add(v.asText()));
+    return out;
+  }
+
+  @Test
   void enumerationsAreTheJavaEnumsYamlNames() throws IOException {
     Map<String, JsonNode> crds = crdsByKind();
     JsonNode provider = schema(crds.get("ExternalProvider")).at("/properties/spec/properties");
@@ -180,7 +359,17 @@ class KubernetesCrdsTest {
     };
   }
 
-  /** Structural check of {@code value} against a CRD schema: declared fields only, declared types, required. */
+  private static void bounds(JsonNode schema, JsonNode value, String path, List<String> problems) {
+    if ((schema.has("minimum") && value.asDouble() < schema.path("minimum").asDouble())
+        || (schema.has("maximum") && value.asDouble() > schema.path("maximum").asDouble())) {
+      problems.add(path + ": " + value + " outside [" + schema.path("minimum") + ", " + schema.path("maximum") + "]");
+    }
+  }
+
+  /**
+   * Structural check of {@code value} against a CRD schema: declared fields only, declared types, required,
+   * patterns, minimum/maximum and minItems/maxItems (not the CEL rules).
+   */
   static void conforms(JsonNode schema, JsonNode value, String path, List<String> problems) {
     String type = schema.path("type").asText();
     switch (type) {
@@ -213,6 +402,10 @@ class KubernetesCrdsTest {
           problems.add(path + ": expected an array");
           return;
         }
+        if (value.size() < schema.path("minItems").asInt(0)
+            || value.size() > schema.path("maxItems").asInt(Integer.MAX_VALUE)) {
+          problems.add(path + ": " + value.size() + " items, outside minItems/maxItems");
+        }
         for (int i = 0; i < value.size(); i++) {
           conforms(schema.path("items"), value.get(i), path + "[" + i + "]", problems);
         }
@@ -220,11 +413,15 @@ class KubernetesCrdsTest {
       case "integer" -> {
         if (!value.isIntegralNumber()) {
           problems.add(path + ": expected an integer");
+        } else {
+          bounds(schema, value, path, problems);
         }
       }
       case "number" -> {
         if (!value.isNumber()) {
           problems.add(path + ": expected a number");
+        } else {
+          bounds(schema, value, path, problems);
         }
       }
       case "boolean" -> {
@@ -235,6 +432,9 @@ class KubernetesCrdsTest {
       case "string" -> {
         if (!value.isTextual()) {
           problems.add(path + ": expected a string, got " + value);
+        } else if (schema.has("pattern")
+            && !java.util.regex.Pattern.compile(schema.path("pattern").asText()).matcher(value.asText()).find()) {
+          problems.add(path + ": '" + value.asText() + "' does not match " + schema.path("pattern").asText());
         } else if (schema.has("enum")) {
           List<String> allowed = new ArrayList<>();
           schema.path("enum").forEach(v -> allowed.add(v.asText()));

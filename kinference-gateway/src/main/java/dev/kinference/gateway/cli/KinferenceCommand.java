@@ -1,5 +1,8 @@
 package dev.kinference.gateway.cli;
 
+import java.util.List;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -33,9 +36,35 @@ public final class KinferenceCommand implements Runnable {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
+  /** The slf4j-simple property of the default log level, which KINFERENCE_LOG_LEVEL sets. */
+  static final String DEFAULT_LOG_LEVEL = "org.slf4j.simpleLogger.defaultLogLevel";
+
   /** Runs the command line and exits with its status. */
   public static void main(String[] args) {
+    String problem = applyLogLevel(System.getenv("KINFERENCE_LOG_LEVEL"));
+    if (problem != null) {
+      System.err.println("kinference: " + problem);
+    }
     System.exit(execute(args));
+  }
+
+  /**
+   * Sets the default log level (trace, debug, info, warn, error or off) from {@code KINFERENCE_LOG_LEVEL}, before
+   * any logger exists; {@code -Dorg.slf4j.simpleLogger.defaultLogLevel} wins. Returns why a value was ignored.
+   */
+  static @Nullable String applyLogLevel(@Nullable String level) {
+    if (level == null || level.isBlank() || System.getProperty(DEFAULT_LOG_LEVEL) != null) {
+      return null;
+    }
+    String l = level.strip().toLowerCase(Locale.ROOT);
+    if (l.equals("warning")) {
+      l = "warn";
+    }
+    if (!List.of("trace", "debug", "info", "warn", "error", "off").contains(l)) {
+      return "KINFERENCE_LOG_LEVEL=" + level + " ignored: trace, debug, info, warn, error or off";
+    }
+    System.setProperty(DEFAULT_LOG_LEVEL, l);
+    return null;
   }
 
   /** Runs the command line and returns its exit status; for tests. */

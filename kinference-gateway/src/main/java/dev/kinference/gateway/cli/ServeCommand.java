@@ -130,8 +130,10 @@ public final class ServeCommand implements Callable<Integer> {
   @Nullable String discovery;
 
   @Option(names = "--policy-namespace", paramLabel = "NAMESPACE",
+      defaultValue = "${env:KINFERENCE_POLICY_NAMESPACE}",
       description = "Read tenants, pools, aliases, providers and policies from Kinference custom resources in this "
-          + "Kubernetes namespace (watched; an invalid change is refused) instead of --config files.")
+          + "Kubernetes namespace (watched; an invalid change is refused) instead of --config files (default: "
+          + "KINFERENCE_POLICY_NAMESPACE, which the Helm chart sets).")
   @Nullable String policyNamespace;
 
   @Option(names = "--index", defaultValue = "auto", paramLabel = "KIND",

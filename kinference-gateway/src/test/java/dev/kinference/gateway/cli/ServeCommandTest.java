@@ -8,6 +8,7 @@ import dev.kinference.sim.server.SimulatedServer;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 class ServeCommandTest {
 
@@ -17,6 +18,38 @@ class ServeCommandTest {
     assertThat(help.status()).isZero();
     assertThat(help.out()).contains("--config").contains("--port").contains("/v1/messages")
         .contains("--discovery").contains("--policy-namespace");
+  }
+
+  @Test
+  void theLogLevelComesFromKinferenceLogLevel() {
+    String before = System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL);
+    try {
+      System.clearProperty(KinferenceCommand.DEFAULT_LOG_LEVEL);
+      assertThat(KinferenceCommand.applyLogLevel(null)).isNull();
+      assertThat(System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL)).isNull();
+      assertThat(KinferenceCommand.applyLogLevel("loud")).contains("KINFERENCE_LOG_LEVEL=loud ignored");
+      assertThat(System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL)).isNull();
+      assertThat(KinferenceCommand.applyLogLevel(" WARNING ")).isNull();
+      assertThat(System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL)).isEqualTo("warn");
+      // a -D on the command line wins
+      assertThat(KinferenceCommand.applyLogLevel("debug")).isNull();
+      assertThat(System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL)).isEqualTo("warn");
+    } finally {
+      if (before == null) {
+        System.clearProperty(KinferenceCommand.DEFAULT_LOG_LEVEL);
+      } else {
+        System.setProperty(KinferenceCommand.DEFAULT_LOG_LEVEL, before);
+      }
+    }
+  }
+
+  @Test
+  void thePolicyNamespaceDefaultsToKinferencePolicyNamespace() {
+    CommandLine.Model.OptionSpec option = new CommandLine(new ServeCommand()).getCommandSpec()
+        .findOption("--policy-namespace");
+    // picocli resolves ${env:KINFERENCE_POLICY_NAMESPACE}: null (no default) where it is not set
+    assertThat(option.defaultValue()).isEqualTo(System.getenv("KINFERENCE_POLICY_NAMESPACE"));
+    assertThat(option.description()[0]).contains("KINFERENCE_POLICY_NAMESPACE");
   }
 
   @Test
