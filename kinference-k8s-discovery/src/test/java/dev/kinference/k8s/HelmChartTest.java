@@ -226,7 +226,9 @@ class HelmChartTest {
     List<String> args = new ArrayList<>();
     c.at("/args").forEach(a -> args.add(a.asText()));
     assertThat(args).containsExactly("serve", "--host", "0.0.0.0", "--port", "8080", "--discovery", "kubernetes",
-        "--policy-namespace", "llm", "--index", "precise", "--drain-timeout", "300s");
+        "--policy-namespace", "llm", "--index", "precise", "--drain-timeout", "300s", "--probe-port", "8081");
+    assertThat(c.at("/livenessProbe/httpGet/port").asText()).isEqualTo("probes");
+    assertThat(c.at("/ports/1/containerPort").asInt()).isEqualTo(8081);
     // a rollout loses no stream: a preStop sleep while the endpoints update, a drain, a grace period beyond both
     assertThat(c.at("/lifecycle/preStop/exec/command/0").asText()).isEqualTo("sleep");
     assertThat(pod.at("/spec/terminationGracePeriodSeconds").asInt()).isGreaterThan(300 + 10);
