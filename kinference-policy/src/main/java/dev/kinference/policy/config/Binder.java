@@ -619,19 +619,20 @@ final class Binder {
             + first + " too; names must be unique within a policy");
       }
     }
-    InferencePolicy.UnknownContent unknownContent = null;
+    InferencePolicy.PersonalDataSettings personalDataSettings = null;
     Obj personalData = spec.obj("personalData");
     if (personalData != null) {
-      unknownContent = personalData.enumValue("unknownContent", InferencePolicy.UnknownContent.class,
+      InferencePolicy.UnknownContent unknownContent = personalData.enumValue("unknownContent", InferencePolicy.UnknownContent.class,
           InferencePolicy.UnknownContent::yamlName);
       if (!personalData.has("unknownContent")) {
         personalData.missing("unknownContent", "local or inspect-only");
       }
       personalData.done();
+      personalDataSettings = new InferencePolicy.PersonalDataSettings(unknownContent);
     }
     spec.done();
     return new InferencePolicy(meta, new InferencePolicy.Spec(order == null ? 0 : order.intValue(), rules,
-        unknownContent));
+        personalDataSettings));
   }
 
   private InferencePolicy.@Nullable Rule rule(YNode node, String path) {

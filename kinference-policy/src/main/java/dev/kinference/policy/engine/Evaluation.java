@@ -152,7 +152,8 @@ final class Evaluation {
   InferencePolicy.UnknownContent unknownContent() {
     InferencePolicy.UnknownContent u = null;
     for (InferencePolicy p : config.policies()) {
-      InferencePolicy.UnknownContent c = p.spec().unknownContent();
+      InferencePolicy.PersonalDataSettings pd = p.spec().personalData();
+      InferencePolicy.UnknownContent c = pd == null ? null : pd.unknownContent();
       if (c == InferencePolicy.UnknownContent.LOCAL) {
         return c;
       }

@@ -58,18 +58,25 @@ public record InferencePolicy(ObjectMeta metadata, Spec spec) implements Resourc
   /**
    * @param order lower first (default 0); ties are broken by name
    * @param rules in evaluation order
-   * @param unknownContent {@code personalData.unknownContent}, or null when not set
+   * @param personalData the {@code personalData} settings, or null when not set
    */
-  public record Spec(int order, List<Rule> rules, @Nullable UnknownContent unknownContent) {
+  public record Spec(int order, List<Rule> rules, @Nullable PersonalDataSettings personalData) {
     public Spec {
       rules = List.copyOf(rules);
     }
 
-    /** Rules only; {@code personalData.unknownContent} not set. */
+    /** Rules only; {@code personalData} not set. */
     public Spec(int order, List<Rule> rules) {
       this(order, rules, null);
     }
   }
+
+  /**
+   * A policy's {@code personalData} block.
+   *
+   * @param unknownContent what to do with content no detector can inspect, or null when not set
+   */
+  public record PersonalDataSettings(@Nullable UnknownContent unknownContent) {}
 
   /**
    * What {@code personalData.unknownContent} (a spec-level setting) does with content no detector can inspect:
