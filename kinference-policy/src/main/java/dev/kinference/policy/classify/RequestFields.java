@@ -122,7 +122,7 @@ public final class RequestFields {
         continue;
       }
       appendKey(path, key, mark);
-      if (value.isTextual() && ("file_id".equals(key))) {
+      if (value.isTextual() && "file_id".equals(key)) {
         v.uninspectable(path.toString(), "file (uploaded file id)");
       } else {
         walkNode(value, path, v);
