@@ -19,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * inspected. A request parsed from JSON is walked generically: every string value of its body, wherever it is
  * (message text and {@code name}s, tool calls and results, {@code user}, {@code metadata}, tool and function
  * definitions, Anthropic {@code system} and {@code document} blocks, image and file URLs, {@code prompt}), except
- * the pure protocol fields {@value #PROTOCOL_DESCRIPTION}. The path is the JSON path, such as {@code
+ * the pure protocol fields {@value #PROTOCOL_DESCRIPTION}. Object keys other than plain names (letters, a few
+ * digits, underscores, dashes) are scanned too, and named in paths by position only ({@code metadata.<key#0>}), so
+ * a path never repeats personal data. The path is the JSON path, such as {@code
  * messages[2].content[0].image_url.url}, {@code metadata.customer_email} or {@code tools[0].function.description}.
  *
  * <p>URLs are scanned percent-decoded ({@code jane.doe%40example.com}). A {@code data:} URL or a base64 source is
@@ -112,7 +114,9 @@ public final class RequestFields {
         walkString(data.asText(), p, v);
       }
     }
+    int index = -1;
     for (Map.Entry<String, JsonNode> e : node.properties()) {
+      index++;
       String key = e.getKey();
       JsonNode value = e.getValue();
       if ("data".equals(key) && value.isTextual()) {
@@ -121,7 +125,14 @@ public final class RequestFields {
       if (value.isTextual() && PROTOCOL.contains(key)) {
         continue;
       }
-      appendKey(path, key, mark);
+      if (isPlainKey(key)) {
+        appendKey(path, key, mark);
+      } else {
+        // a key the client made up (metadata keyed by e-mail address, say) leaves too; the path names it by
+        // position, never by its text
+        appendKey(path, "<key#" + index + ">", mark);
+        v.text(path.toString(), key);
+      }
       if (value.isTextual() && "file_id".equals(key)) {
         v.uninspectable(path.toString(), "file (uploaded file id)");
       } else {
@@ -145,6 +156,26 @@ public final class RequestFields {
       }
     }
     // numbers, booleans and nulls carry nothing
+  }
+
+  /**
+   * Letters, digits (fewer than six), underscores and dashes, at most 64: a protocol or schema name, fit for a path
+   * and not worth a scan.
+   */
+  private static boolean isPlainKey(String key) {
+    if (key.length() > 64) {
+      return false;
+    }
+    int digits = 0;
+    for (int i = 0; i < key.length(); i++) {
+      char c = key.charAt(i);
+      if (c >= '0' && c <= '9') {
+        digits++;
+      } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-')) {
+        return false;
+      }
+    }
+    return digits < 6;
   }
 
   private static void appendKey(StringBuilder path, String key, int mark) {
@@ -176,8 +207,8 @@ public final class RequestFields {
         if (mediaType.isEmpty()) {
           mediaType = "text/plain";
         }
-        String payload = s.substring(comma + 1);
         if (isText(mediaType)) {
+          String payload = s.substring(comma + 1);
           v.text(path, base64 ? decodeBase64(payload) : percentDecode(payload));
         } else {
           v.uninspectable(path, kindOf(mediaType) + " (" + mediaType + (base64 ? ", base64" : "") + ")");

@@ -65,6 +65,8 @@ class PersonalDataFieldsTest {
         new Case("anthropic metadata", ApiFormat.ANTHROPIC_MESSAGES, "{\"model\":\"chat-small\",\"max_tokens\":10,"
             + "\"metadata\":{\"user_id\":\"" + EMAIL + "\"},\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
             "metadata.user_id"),
+        new Case("metadata key", ApiFormat.OPENAI_CHAT, "{\"model\":\"chat-small\"," + q
+            + ",\"metadata\":{\"" + EMAIL + "\":\"vip\"}}", "metadata.<key#0>"),
         new Case("prompt", ApiFormat.OPENAI_COMPLETIONS, "{\"model\":\"chat-small\",\"prompt\":\"Write to " + EMAIL
             + "\"}", "prompt"));
   }
