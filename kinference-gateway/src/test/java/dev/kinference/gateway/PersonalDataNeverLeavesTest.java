@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
  * Issue 21's guarantee end to end: a request carrying personal data anywhere (user, metadata, a message name, a
  * tool definition, an image URL, a binary image, an Anthropic system block, the text) never reaches the cloud,
  * while the local pool is saturated, the alias has a chain of cloud fallbacks, the configuration is hot-reloaded
- * continuously between three variants, and the gateway queue times out. Personal requests get 200 from a local
+ * continuously between three variants, one local server goes away and comes back (retries), and the gateway queue
+ * times out. Personal requests get 200 from a local
  * server or 503 in their API's error format; clean requests overflow to the cloud.
  */
 class PersonalDataNeverLeavesTest {
@@ -141,8 +142,8 @@ class PersonalDataNeverLeavesTest {
       case 6 -> new Sent(id, true, true, "anthropic system block", "{\"model\":\"chat\",\"max_tokens\":12,"
           + "\"system\":[{\"type\":\"text\",\"text\":\"The customer is " + EMAIL + "\"}],\"messages\":[{\"role\":"
           + "\"user\",\"content\":" + q + "}]}");
-      default -> new Sent(id, true, false, "text", openAi(id, "", "\"Write to " + EMAIL + " about " + id
-          + ".\""));
+      default -> new Sent(id, true, false, "text, streamed", openAi(id, ",\"stream\":true", "\"Write to " + EMAIL
+          + " about " + id + ".\""));
     };
   }
 
@@ -155,7 +156,7 @@ class PersonalDataNeverLeavesTest {
   }
 
   @Test
-  void personalDataNeverReachesTheCloudUnderSaturationFallbacksReloadsAndQueueTimeouts() throws Exception {
+  void personalDataNeverReachesTheCloudUnderSaturationRetriesFallbacksReloadsAndQueueTimeouts() throws Exception {
     List<SimulatedServer> sims = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
       sims.add(SimulatedServer.builder(Harness.MODEL).name("sim-" + i).defaultOutputTokens(12).timeScale(3)
@@ -201,6 +202,17 @@ class PersonalDataNeverLeavesTest {
         all.add(personal(i));
         all.add(clean(i));
       }
+      // Retries: one local server goes away for a while and comes back.
+      Thread outage = Thread.ofPlatform().daemon().name("outage").start(() -> {
+        try {
+          Thread.sleep(400);
+          sims.get(1).kill(SimulatedServer.KillMode.UNREACHABLE);
+          Thread.sleep(1200);
+          sims.get(1).restart();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
       List<Future<HttpResponse<String>>> answers = new ArrayList<>();
       for (Sent s : all) {
         answers.add(clients.submit(() -> http.send(HttpRequest.newBuilder(URI.create(pg.gateway().uri()
@@ -237,6 +249,7 @@ class PersonalDataNeverLeavesTest {
           personalRefused++;
         }
       }
+      outage.join();
       // What the cloud saw: clean requests only.
       List<String> bodies = cloud.seen.stream().map(x -> x.body().toString()).toList();
       assertThat(bodies).as("requests the cloud received").noneMatch(b -> b.contains("req-P"))
