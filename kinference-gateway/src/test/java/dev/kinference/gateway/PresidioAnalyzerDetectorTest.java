@@ -167,6 +167,7 @@ class PresidioAnalyzerDetectorTest {
     assertThat(slow.fallbackEndpointIds()).as("kept local").isEmpty();
     assertThat(slow.trace()).anyMatch(t -> t.contains("detector presidio failed (timeout")
         && t.contains("treated as personal"));
+    assertThat(String.join("\n", slow.trace())).as("no internal address").doesNotContain(presidio.baseUrl());
     assertThat(DetectorFailures.count("presidio", "timeout")).isEqualTo(before + 1);
     assertThat(new GatewayMetrics(Fleet.of(List.of()), () -> 0, () -> 0).render())
         .contains("# TYPE kinference_personal_data_detector_failures_total counter")

@@ -17,7 +17,8 @@ public final class PersonalDataDetectorException extends RuntimeException {
    * @param detector the detector's name
    * @param reason a short label for metrics: {@code timeout}, {@code status}, {@code unavailable}, {@code
    *     malformed}, {@code error}
-   * @param message what happened, without any of the analysed text
+   * @param message what happened, without any of the analysed text or internal addresses (it may reach clients in
+   *     a refusal)
    */
   public PersonalDataDetectorException(String detector, String reason, String message,
       @org.jspecify.annotations.Nullable Throwable cause) {

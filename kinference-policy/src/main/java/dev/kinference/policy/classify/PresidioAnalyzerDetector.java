@@ -264,8 +264,8 @@ public final class PresidioAnalyzerDetector implements PersonalDataDetector {
       response = f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       f.cancel(true);
-      throw new PersonalDataDetectorException(name(), "timeout", "no answer from " + analyze + " within "
-          + timeout.toMillis() + " ms", null);
+      throw new PersonalDataDetectorException(name(), "timeout", "no answer within " + timeout.toMillis()
+          + " ms", null);
     } catch (InterruptedException e) {
       f.cancel(true);
       Thread.currentThread().interrupt();
@@ -274,12 +274,12 @@ public final class PresidioAnalyzerDetector implements PersonalDataDetector {
       Throwable c = e.getCause() != null ? e.getCause() : e;
       boolean timedOut = c instanceof java.net.http.HttpTimeoutException;
       throw new PersonalDataDetectorException(name(), timedOut ? "timeout" : "unavailable",
-          (timedOut ? "no answer from " : "could not reach ") + analyze + " (" + c.getClass().getSimpleName() + ")",
+          (timedOut ? "no answer within " + timeout.toMillis() + " ms" : "unreachable") + " ("
+              + c.getClass().getSimpleName() + ")",
           c);
     }
     if (response.statusCode() != 200) {
-      throw new PersonalDataDetectorException(name(), "status", analyze + " answered " + response.statusCode(),
-          null);
+      throw new PersonalDataDetectorException(name(), "status", "answered " + response.statusCode(), null);
     }
     JsonNode results;
     try {
@@ -294,7 +294,7 @@ public final class PresidioAnalyzerDetector implements PersonalDataDetector {
   }
 
   private PersonalDataDetectorException malformed(String what) {
-    return new PersonalDataDetectorException(name(), "malformed", analyze + " answered " + what, null);
+    return new PersonalDataDetectorException(name(), "malformed", "answered " + what, null);
   }
 
   @Override
