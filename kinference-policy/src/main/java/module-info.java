@@ -8,6 +8,7 @@ module dev.kinference.policy {
   requires static transitive org.jspecify;
   requires org.snakeyaml.engine;
   requires org.slf4j;
+  requires java.net.http;
 
   exports dev.kinference.policy.model;
   exports dev.kinference.policy.config;

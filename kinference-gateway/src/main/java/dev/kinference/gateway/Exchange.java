@@ -227,15 +227,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       d = g.router.route(req());
     } catch (RoutingException e) {
       release();
-      Duration retry = e instanceof RequestRejectedException rr ? rr.retryAfter().orElse(null) : null;
-      if (retry == null && e.httpStatus() == 503) {
-        retry = Duration.ofSeconds(1);
-      }
-      if (e.httpStatus() == 429) {
-        g.metrics.rateLimited.inc(caller.tenantLabel(), req().model());
-      }
-      respondError(e.httpStatus(), e.getMessage(), null, retry,
-          e.httpStatus() == 404 ? "unknown_model" : e.httpStatus() == 503 ? "no_capacity" : "rejected");
+      refuse(e);
       return;
     } catch (RuntimeException e) {
       release();
@@ -250,6 +242,19 @@ final class Exchange implements AdmissionQueue.Waiter {
       return;
     }
     dispatch(d, null);
+  }
+
+  /** Answers a routing refusal: its status, its reason and its {@code Retry-After} (1 s for a 503 without one). */
+  private void refuse(RoutingException e) {
+    Duration retry = e instanceof RequestRejectedException rr ? rr.retryAfter().orElse(null) : null;
+    if (retry == null && e.httpStatus() == 503) {
+      retry = Duration.ofSeconds(1);
+    }
+    if (e.httpStatus() == 429) {
+      g.metrics.rateLimited.inc(caller.tenantLabel(), req().model());
+    }
+    respondError(e.httpStatus(), e.getMessage(), null, retry,
+        e.httpStatus() == 404 ? "unknown_model" : e.httpStatus() == 503 ? "no_capacity" : "rejected");
   }
 
   /** The decision's endpoints if every one is local and saturated, else null. */
@@ -354,7 +359,7 @@ final class Exchange implements AdmissionQueue.Waiter {
         queued = false;
       }
       release();
-      respondError(e.httpStatus(), e.getMessage(), null, null, "no_capacity");
+      refuse(e); // a policy refusal after the wait (the configuration may have changed) keeps its Retry-After
       return true;
     }
     List<EndpointState> saturated = allSaturated(d);

@@ -2,6 +2,7 @@ package dev.kinference.gateway;
 
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
+import dev.kinference.policy.classify.DetectorFailures;
 import java.util.List;
 import java.util.function.IntSupplier;
 
@@ -90,6 +91,11 @@ final class GatewayMetrics {
         }, "endpoint", "health");
     registry.gauge("kinference_gateway_queue_depth", "Requests waiting in the gateway queue.",
         out -> out.accept(new Metrics.Gauge.Sample(List.of(), queueDepth.getAsInt())));
+    registry.observedCounter("kinference_personal_data_detector_failures_total",
+        "Personal-data detections that failed (an analyzer that errs, is unreachable or too slow), by detector and "
+            + "reason; each such request was treated as personal and kept local.",
+        out -> DetectorFailures.snapshot().forEach((k, v) -> out.accept(new Metrics.Gauge.Sample(k, v))),
+        "detector", "reason");
   }
 
   String render() {

@@ -224,7 +224,11 @@ final class Metrics {
     private final Sampler sampler;
 
     Gauge(String name, String help, Sampler sampler, String... labelNames) {
-      super(name, help, "gauge", labelNames);
+      this(name, help, "gauge", sampler, labelNames);
+    }
+
+    Gauge(String name, String help, String type, Sampler sampler, String... labelNames) {
+      super(name, help, type, labelNames);
       this.sampler = sampler;
     }
 
@@ -257,6 +261,11 @@ final class Metrics {
 
   Gauge gauge(String name, String help, Gauge.Sampler sampler, String... labels) {
     return register(new Gauge(name, help, sampler, labels));
+  }
+
+  /** A counter kept elsewhere, read when scraped. */
+  Gauge observedCounter(String name, String help, Gauge.Sampler sampler, String... labels) {
+    return register(new Gauge(name, help, "counter", sampler, labels));
   }
 
   private synchronized <F extends Family> F register(F family) {

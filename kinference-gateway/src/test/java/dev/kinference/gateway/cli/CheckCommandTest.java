@@ -56,6 +56,32 @@ class CheckCommandTest {
   }
 
   @Test
+  void explainNamesTheDetectorAndWhereItFoundPersonalDataButNeverTheValue(@TempDir Path dir) throws Exception {
+    Path request = dir.resolve("request.json");
+    Files.writeString(request, """
+        {"model": "chat", "metadata": {"customer": "jane.doe@example.com"},
+         "messages": [{"role": "user", "content": [
+           {"type": "text", "text": "Why was the refund declined?"},
+           {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg"}}]}]}
+        """);
+    CliRun r = CliRun.of("check", EXAMPLES.toString(), "--explain", request.toString(), "--tenant", "support-bot");
+    assertThat(r.status()).as(r.out() + r.err()).isZero();
+    assertThat(r.out()).contains("personal data: email (email by builtin at metadata.customer+0)")
+        .contains("found email (email by builtin at metadata.customer+0)")
+        .doesNotContain("jane.doe@example.com").doesNotContain("jane.doe").doesNotContain("iVBORw0KGgo");
+
+    Files.writeString(request, """
+        {"model": "chat", "messages": [{"role": "user", "content": [
+           {"type": "text", "text": "What is in this picture?"},
+           {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg"}}]}]}
+        """);
+    CliRun image = CliRun.of("check", EXAMPLES.toString(), "--explain", request.toString(), "--tenant",
+        "support-bot");
+    assertThat(image.out()).contains("uninspectable image (image/png, base64) at "
+        + "messages[0].content[1].image_url.url: treated as personal").doesNotContain("iVBORw0KGgo");
+  }
+
+  @Test
   void usageErrors() {
     assertThat(CliRun.of("check").status()).isEqualTo(2);
     CliRun r = CliRun.of("check", EXAMPLES.toString(), "--tenant", "x");

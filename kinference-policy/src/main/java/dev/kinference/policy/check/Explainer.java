@@ -74,6 +74,15 @@ public final class Explainer {
     sb.append("facts: ~").append(e.promptTokens()).append(" prompt tokens");
     PersonalData pd = e.personalData();
     sb.append(", personal data: ").append(pd == null || !pd.found() ? "none" : pd.describe());
+    if (pd != null && pd.found()) {
+      // where, never what: kind, detector, field path and offset
+      sb.append(" (").append(String.join(", ", pd.findings().stream().map(f -> f.describe()).toList()));
+      if (pd.occurrences() > pd.findings().size()) {
+        sb.append(pd.findings().isEmpty() ? "" : ", ").append(pd.occurrences() - pd.findings().size())
+            .append(" more");
+      }
+      sb.append(')');
+    }
     PromptClass pc = e.promptClass();
     if (pc != null) {
       sb.append(", complexity: ").append(pc.complexity().yamlName()).append(" (").append(pc.reason())

@@ -686,7 +686,7 @@ final class Binder {
   private InferencePolicy policy(ObjectMeta meta, Obj spec) {
     Long order = spec.integer("order", Integer.MIN_VALUE, Integer.MAX_VALUE);
     List<InferencePolicy.Rule> rules = spec.list("rules", this::rule);
-    if (!spec.has("rules")) {
+    if (!spec.has("rules") && !spec.has("personalData")) {
       spec.missing("rules", "a list of {name, match, action}");
     }
     Map<String, Integer> names = new HashMap<>();
@@ -698,8 +698,20 @@ final class Binder {
             + first + " too; names must be unique within a policy");
       }
     }
+    InferencePolicy.PersonalDataSettings personalDataSettings = null;
+    Obj personalData = spec.obj("personalData");
+    if (personalData != null) {
+      InferencePolicy.UnknownContent unknownContent = personalData.enumValue("unknownContent", InferencePolicy.UnknownContent.class,
+          InferencePolicy.UnknownContent::yamlName);
+      if (!personalData.has("unknownContent")) {
+        personalData.missing("unknownContent", "local or inspect-only");
+      }
+      personalData.done();
+      personalDataSettings = new InferencePolicy.PersonalDataSettings(unknownContent);
+    }
     spec.done();
-    return new InferencePolicy(meta, new InferencePolicy.Spec(order == null ? 0 : order.intValue(), rules));
+    return new InferencePolicy(meta, new InferencePolicy.Spec(order == null ? 0 : order.intValue(), rules,
+        personalDataSettings));
   }
 
   private InferencePolicy.@Nullable Rule rule(YNode node, String path) {

@@ -5,7 +5,11 @@ import dev.kinference.endpoint.Fleet;
 import dev.kinference.endpoint.Health;
 import dev.kinference.policy.PolicyVerdict;
 import dev.kinference.policy.classify.PersonalData;
-import dev.kinference.policy.classify.PersonalDataKind;
+import dev.kinference.policy.classify.DetectorFailures;
+import dev.kinference.policy.classify.PersonalDataDetector;
+import dev.kinference.policy.classify.PersonalDataDetectorException;
+import dev.kinference.policy.classify.PersonalDataFinding;
+import dev.kinference.policy.classify.RequestFields;
 import dev.kinference.policy.classify.PromptClass;
 import dev.kinference.policy.config.PolicyConfig;
 import dev.kinference.policy.model.ExternalProvider;
@@ -50,6 +54,9 @@ final class Evaluation {
   // facts, computed on first use
   private int promptTokens = -1;
   private @Nullable PersonalData personalData;
+  /** Why the request counts as personal without a finding (a detector failed, uninspectable content), or null. */
+  private @Nullable String personalBecause;
+  private boolean uninspectableChecked;
   private @Nullable PromptClass promptClass;
   private final Map<String, PoolState> poolStates = new HashMap<>();
 
@@ -101,17 +108,77 @@ final class Evaluation {
   PersonalData personalData() {
     PersonalData p = personalData;
     if (p == null) {
+      PersonalDataDetector detector = engine.personalDataDetector();
       try {
-        p = engine.personalDataDetector().detect(request);
+        p = detector.detect(request);
       } catch (RuntimeException e) {
-        // a detector that fails must not let personal data out: treat the prompt as personal
-        trace.add("builtin/personal-data: detector " + engine.personalDataDetector().name() + " failed (" + e
-            + "); treating the prompt as personal data");
-        p = new PersonalData(Set.of(PersonalDataKind.SECRET), 1);
+        // a detector that fails must not let personal data out: treat the request as personal, and count it
+        String name = e instanceof PersonalDataDetectorException f ? f.detector() : detector.name();
+        String reason = e instanceof PersonalDataDetectorException f ? f.reason() : "error";
+        DetectorFailures.record(name, reason);
+        String what = e instanceof PersonalDataDetectorException ? e.getMessage() : e.getClass().getSimpleName();
+        personalBecause = "detector " + name + " failed (" + reason + ": " + what + "): treated as personal";
+        trace.add("builtin/personal-data: " + personalBecause);
+        p = PersonalData.NONE;
       }
       personalData = p;
     }
     return p;
+  }
+
+  /**
+   * Whether the request counts as personal data: a detector found some, a detector failed, or it has content no
+   * detector can inspect while {@code personalData.unknownContent} is {@code local} (the default).
+   */
+  boolean personal() {
+    if (personalData().found() || personalBecause != null) {
+      return true;
+    }
+    if (!uninspectableChecked) {
+      uninspectableChecked = true;
+      if (unknownContent() == InferencePolicy.UnknownContent.LOCAL) {
+        List<RequestFields.Uninspectable> u = RequestFields.uninspectable(request);
+        if (!u.isEmpty()) {
+          personalBecause = u.get(0).describe() + (u.size() > 1 ? " (and " + (u.size() - 1) + " more)" : "")
+              + ": treated as personal (personalData.unknownContent: local)";
+          trace.add("builtin/personal-data: " + personalBecause);
+        }
+      }
+    }
+    return personalBecause != null;
+  }
+
+  /** {@code local} when any policy says so or none says anything; {@code inspect-only} only when set. */
+  InferencePolicy.UnknownContent unknownContent() {
+    InferencePolicy.UnknownContent u = null;
+    for (InferencePolicy p : config.policies()) {
+      InferencePolicy.PersonalDataSettings pd = p.spec().personalData();
+      InferencePolicy.UnknownContent c = pd == null ? null : pd.unknownContent();
+      if (c == InferencePolicy.UnknownContent.LOCAL) {
+        return c;
+      }
+      if (c != null) {
+        u = c;
+      }
+    }
+    return u != null ? u : InferencePolicy.UnknownContent.LOCAL;
+  }
+
+  /** Where the findings are, such as {@code email by builtin at metadata.customer+0}: never the values. */
+  static String where(PersonalData pd) {
+    List<PersonalDataFinding> f = pd.findings();
+    if (f.isEmpty()) {
+      return "";
+    }
+    int shown = Math.min(f.size(), 8);
+    StringBuilder sb = new StringBuilder(" (");
+    for (int i = 0; i < shown; i++) {
+      sb.append(i == 0 ? "" : ", ").append(f.get(i).describe());
+    }
+    if (pd.occurrences() > shown) {
+      sb.append(", ").append(pd.occurrences() - shown).append(" more");
+    }
+    return sb.append(')').toString();
   }
 
   PromptClass promptClass() {
@@ -336,7 +403,7 @@ final class Evaluation {
     if (m.promptTokens() != null && !m.promptTokens().contains(promptTokens())) {
       return false;
     }
-    if (m.personalData() != null && m.personalData() != personalData().found()) {
+    if (m.personalData() != null && m.personalData() != personal()) {
       return false;
     }
     if (!m.personalDataKinds().isEmpty()
@@ -487,7 +554,10 @@ final class Evaluation {
       PersonalData pd = personalData();
       if (pd.found()) {
         localReason = "the prompt contains personal data (" + pd.describe() + "), which never leaves local pools";
-        trace.add("builtin/personal-data: found " + pd.describe() + "; the request stays in local pools");
+        trace.add("builtin/personal-data: found " + pd.describe() + where(pd) + "; the request stays in local pools");
+      } else if (personal()) {
+        localReason = "the request counts as personal data (" + personalBecause + "), which never leaves local pools";
+        trace.add("builtin/personal-data: the request stays in local pools");
       }
     }
     if (localReason == null && requireLocalBy != null) {

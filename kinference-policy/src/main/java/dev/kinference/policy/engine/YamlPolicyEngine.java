@@ -6,10 +6,10 @@ import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.PolicyEngine;
 import dev.kinference.policy.PolicyVerdict;
 import dev.kinference.policy.classify.BuiltinComplexityClassifier;
-import dev.kinference.policy.classify.BuiltinPersonalDataDetector;
 import dev.kinference.policy.classify.ComplexityClassifier;
 import dev.kinference.policy.classify.PersonalData;
 import dev.kinference.policy.classify.PersonalDataDetector;
+import dev.kinference.policy.classify.PersonalDataDetectors;
 import dev.kinference.policy.classify.PromptClass;
 import dev.kinference.policy.config.PolicyConfig;
 import dev.kinference.policy.config.PolicyLoader;
@@ -75,8 +75,7 @@ public final class YamlPolicyEngine implements PolicyEngine {
   private YamlPolicyEngine(Builder b) {
     this.config = Objects.requireNonNull(b.config, "config");
     this.personalDataDetector = b.personalDataDetector != null ? b.personalDataDetector
-        : Plugins.load(PersonalDataDetector.class).providers().stream().findFirst()
-            .orElseGet(BuiltinPersonalDataDetector::new);
+        : PersonalDataDetectors.fromEnvironment();
     this.complexityClassifier = b.complexityClassifier != null ? b.complexityClassifier
         : Plugins.load(ComplexityClassifier.class).providers().stream().findFirst()
             .orElseGet(BuiltinComplexityClassifier::new);
@@ -223,7 +222,11 @@ public final class YamlPolicyEngine implements PolicyEngine {
       return this;
     }
 
-    /** The personal-data detector. Default: the first found by ServiceLoader ({@code builtin}). */
+    /**
+     * The personal-data detector (use {@link PersonalDataDetectors#of} for several). Default: every detector found
+     * ({@link PersonalDataDetectors#fromEnvironment}: those registered with ServiceLoader, {@code builtin} at least,
+     * and a Presidio analyzer when {@code KINFERENCE_PRESIDIO_URL} is set), their findings united.
+     */
     public Builder personalDataDetector(PersonalDataDetector detector) {
       this.personalDataDetector = Objects.requireNonNull(detector, "detector");
       return this;

@@ -58,10 +58,40 @@ public record InferencePolicy(ObjectMeta metadata, Spec spec) implements Resourc
   /**
    * @param order lower first (default 0); ties are broken by name
    * @param rules in evaluation order
+   * @param personalData the {@code personalData} settings, or null when not set
    */
-  public record Spec(int order, List<Rule> rules) {
+  public record Spec(int order, List<Rule> rules, @Nullable PersonalDataSettings personalData) {
     public Spec {
       rules = List.copyOf(rules);
+    }
+
+    /** Rules only; {@code personalData} not set. */
+    public Spec(int order, List<Rule> rules) {
+      this(order, rules, null);
+    }
+  }
+
+  /**
+   * A policy's {@code personalData} block.
+   *
+   * @param unknownContent what to do with content no detector can inspect, or null when not set
+   */
+  public record PersonalDataSettings(@Nullable UnknownContent unknownContent) {}
+
+  /**
+   * What {@code personalData.unknownContent} (a spec-level setting) does with content no detector can inspect:
+   * binary data URLs and base64 sources (images, audio, PDF), {@code input_audio}, uploaded file ids. When any
+   * policy says {@code local}, or none says anything, such a request is treated as personal data and stays local;
+   * only when a policy says {@code inspect-only} and none says {@code local} does it go by its text alone.
+   */
+  public enum UnknownContent {
+    /** Treat a request with uninspectable content as personal data (the default). */
+    LOCAL,
+    /** Judge a request by the content that can be inspected. */
+    INSPECT_ONLY;
+
+    public String yamlName() {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
   }
 
