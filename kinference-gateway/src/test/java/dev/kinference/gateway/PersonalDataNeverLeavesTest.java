@@ -194,7 +194,7 @@ class PersonalDataNeverLeavesTest {
         .environment(Map.of("TEST_CLOUD_KEY", FakeCloud.KEY)::get)
         .saturation(new Saturation(0, 0.8, Duration.ofMillis(500)))
         .scrapeInterval(Duration.ofMillis(50))
-        .gateway(g -> g.port(0).queueMaxWait(Duration.ofSeconds(1)))
+        .gateway(g -> g.port(0).queueMaxWait(Duration.ofSeconds(1)).debugHeaders(true))
         .build().start();
     try {
       List<Sent> all = new ArrayList<>();
