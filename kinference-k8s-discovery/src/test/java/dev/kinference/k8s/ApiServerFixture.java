@@ -100,8 +100,10 @@ final class ApiServerFixture implements AutoCloseable {
     return URI.create("http://127.0.0.1:" + proxy.port());
   }
 
-  KubernetesConfig config() {
-    return KubernetesConfig.builder(uri()).token("test-token").build();
+  io.fabric8.kubernetes.client.Config config() {
+    return new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+        .withMasterUrl(uri().toString()).withOauthToken("test-token").withWatchReconnectInterval(50)
+        .withWatchReconnectLimit(-1).withWebsocketPingInterval(500L).withRequestTimeout(5_000).withConnectionTimeout(2_000).build();
   }
 
   /** The next HTTP (non-WebSocket) watch gets this answer; unscripted ones are held open and silent. */
@@ -125,7 +127,7 @@ final class ApiServerFixture implements AutoCloseable {
   }
 
   static String event(String type, JsonNode object) {
-    ObjectNode e = ApiClient.JSON.createObjectNode();
+    ObjectNode e = EndpointMapper.JSON.createObjectNode();
     e.put("type", type);
     e.set("object", object);
     return e.toString();
@@ -190,7 +192,7 @@ final class ApiServerFixture implements AutoCloseable {
         fine |= r.statusCode() == code;
       }
       assertThat(fine).as("%s %s -> %s %s", method, path, r.statusCode(), r.body()).isTrue();
-      return r.body().isEmpty() ? ApiClient.JSON.createObjectNode() : ApiClient.JSON.readTree(r.body());
+      return r.body().isEmpty() ? EndpointMapper.JSON.createObjectNode() : EndpointMapper.JSON.readTree(r.body());
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     } catch (InterruptedException e) {
