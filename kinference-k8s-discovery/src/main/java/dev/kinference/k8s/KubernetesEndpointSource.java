@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Both collections are kept by fabric8 shared informers (list, then watch with bookmarks; relisting after 410
  * Gone; reconnecting with backoff) on the JDK's HTTP client. A watch that goes silent (a dead connection that
- * nobody closed) is noticed and replaced within {@code idleTimeout + 10 s} (default 3 min 10 s), and a changed
+ * nobody closed) is noticed and replaced within {@code idleTimeout + 10 s} (default 2 min 10 s), and a changed
  * kubeconfig or CA file (a rotated cluster CA) brings a new client; see {@code ClusterConnection}. Every change
  * delivers the complete set of endpoints, once both collections have been listed. An address leaves the set when
  * its EndpointSlice conditions are not {@code ready} and {@code serving}, or say {@code terminating}, or its pod is
@@ -390,7 +390,7 @@ public final class KubernetesEndpointSource implements EndpointSource {
 
     /**
      * A watch that has heard nothing (no event, no bookmark) for this long is presumed dead and replaced by a new
-     * client and informers. Default 3 minutes.
+     * client and informers. Default 2 minutes.
      */
     public Builder idleTimeout(Duration timeout) {
       this.idleTimeout = Objects.requireNonNull(timeout, "timeout");

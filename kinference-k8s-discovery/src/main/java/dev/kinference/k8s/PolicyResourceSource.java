@@ -386,7 +386,7 @@ public final class PolicyResourceSource implements AutoCloseable {
       return this;
     }
 
-    /** A watch that has heard nothing for this long is replaced (see the class doc). Default 3 minutes. */
+    /** A watch that has heard nothing for this long is replaced (see the class doc). Default 2 minutes. */
     public Builder idleTimeout(Duration timeout) {
       this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
       return this;

@@ -41,7 +41,8 @@ final class ApiServerFixture implements AutoCloseable {
   private final ConcurrentLinkedDeque<Function<RecordedRequest, MockResponse>> httpWatchScript =
       new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<Rule> rules = new ConcurrentLinkedDeque<>();
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http;
+  private final String scheme;
   private final MockWatchDeadlockBreaker deadlockBreaker = new MockWatchDeadlockBreaker();
 
   /** A one-shot answer to the first request matching a predicate, ahead of CRUD. */
@@ -52,6 +53,12 @@ final class ApiServerFixture implements AutoCloseable {
   }
 
   ApiServerFixture(boolean https) throws IOException {
+    this.scheme = https ? "https" : "http";
+    HttpClient.Builder hb = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
+    if (https) {
+      hb.sslContext(trustAll());
+    }
+    this.http = hb.build();
     Dispatcher dispatcher = new Dispatcher() {
       @Override
       public MockResponse dispatch(RecordedRequest r) {
@@ -84,6 +91,40 @@ final class ApiServerFixture implements AutoCloseable {
     server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, https);
     server.start(InetAddress.getLoopbackAddress(), 0);
     proxy = new DropProxy(server.getPort());
+  }
+
+  /** For writing to an HTTPS mock server whose certificate is not the point. */
+  private static javax.net.ssl.SSLContext trustAll() {
+    try {
+      javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+      ctx.init(null, new javax.net.ssl.TrustManager[] {new javax.net.ssl.X509ExtendedTrustManager() {
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a) {}
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a) {}
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a, java.net.Socket s) {}
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a, java.net.Socket s) {}
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a, javax.net.ssl.SSLEngine e) {}
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a, javax.net.ssl.SSLEngine e) {}
+
+        @Override
+        public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+          return new java.security.cert.X509Certificate[0];
+        }
+      }}, null);
+      return ctx;
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   static boolean isWatch(RecordedRequest r) {
@@ -182,7 +223,7 @@ final class ApiServerFixture implements AutoCloseable {
 
   private JsonNode send(String method, String path, JsonNode body, int... ok) {
     try {
-      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.getPort() + path))
+      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(scheme + "://localhost:" + server.getPort() + path))
           .header("Content-Type", "application/json")
           .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
               : HttpRequest.BodyPublishers.ofString(body.toString()));
