@@ -26,12 +26,16 @@ import org.slf4j.LoggerFactory;
  * version (advanced by every event and every bookmark, which the API server sends about once a minute) has not moved
  * for {@code idleTimeout}, or that has not listed yet, is presumed to sit on a dead connection. <b>Credentials</b>:
  * the fingerprint of the kubeconfig files and CA file ({@link ConfigFiles}) changed, as when the cluster CA is
- * rotated. Either way a new generation (a new configuration, client and informers, so a new CA is read) is started
+ * rotated. Either way, and when an informer's first list failed (fabric8 does not retry that; the retry then comes
+ * with the next check), a new generation (a new configuration, client and informers, so a new CA is read) is started
  * next to the current one, which stays in force (its endpoints are not withdrawn) until the new one has listed
  * everything; then the new one replaces it. A dead watch is therefore replaced within {@code idleTimeout +
  * checkInterval} (defaults 2 min + 10 s). That covers connections dropped without a word too: fabric8's WebSocket
  * watches on the JDK client did not notice a connection closed under them (nor did their pings) in our tests. A
  * quiet but healthy collection on a server that sends no bookmarks is relisted that often, which is cheap.
+ *
+ * <p>Each check also kills the configuration's exec credential plugin when it has run for over {@code execTimeout}
+ * (fabric8 re-runs it without a limit after a 401; {@link KubernetesConfigs#killOverdueExecPlugins}).
  */
 final class ClusterConnection implements AutoCloseable {
 
@@ -43,12 +47,15 @@ final class ClusterConnection implements AutoCloseable {
   }
 
   /** Timing of the watchdog. */
-  record Options(Duration idleTimeout, Duration checkInterval) {
-    static final Options DEFAULT = new Options(Duration.ofMinutes(2), Duration.ofSeconds(10));
+  record Options(Duration idleTimeout, Duration checkInterval, Duration execTimeout) {
+    static final Options DEFAULT = new Options(Duration.ofMinutes(2), Duration.ofSeconds(10),
+        KubernetesConfigs.DEFAULT_TIMEOUT);
 
     Options {
-      if (idleTimeout.isNegative() || idleTimeout.isZero() || checkInterval.isNegative() || checkInterval.isZero()) {
-        throw new IllegalArgumentException("timeouts must be positive: " + idleTimeout + ", " + checkInterval);
+      for (Duration d : new Duration[] {idleTimeout, checkInterval, execTimeout}) {
+        if (d.isNegative() || d.isZero()) {
+          throw new IllegalArgumentException("timeouts must be positive: " + d);
+        }
       }
     }
   }
@@ -56,6 +63,7 @@ final class ClusterConnection implements AutoCloseable {
   /** One client and its informers; the stores are read by the owner when it is current. */
   static final class Generation {
     final int number;
+    final Config config;
     final KubernetesClient client;
     final List<SharedIndexInformer<?>> informers = new ArrayList<>();
     final List<java.nio.file.Path> files;
@@ -63,8 +71,9 @@ final class ClusterConnection implements AutoCloseable {
     private final long[] lastProgress;
     private final @Nullable String[] lastVersion;
 
-    Generation(int number, KubernetesClient client, List<java.nio.file.Path> files) {
+    Generation(int number, Config config, KubernetesClient client, List<java.nio.file.Path> files) {
       this.number = number;
+      this.config = config;
       this.client = client;
       this.files = files;
       this.fingerprint = ConfigFiles.fingerprint(files);
@@ -73,6 +82,8 @@ final class ClusterConnection implements AutoCloseable {
     }
 
     private final java.util.Set<SharedIndexInformer<?>> listed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** An informer whose first list failed (fabric8 does not retry that); the watchdog then starts over. */
+    private volatile @Nullable String failed;
 
     /** Whether every informer has completed its first list (its start), so that its store is complete. */
     boolean synced() {
@@ -162,7 +173,7 @@ final class ClusterConnection implements AutoCloseable {
         .withHttpClientFactory(new JdkHttpClientFactory()).build();
     Generation g;
     synchronized (lock) {
-      g = new Generation(++generations, client, ConfigFiles.files(config));
+      g = new Generation(++generations, config, client, ConfigFiles.files(config));
     }
     long now = System.nanoTime();
     Generation gen = g;
@@ -214,15 +225,20 @@ final class ClusterConnection implements AutoCloseable {
         long now = System.nanoTime();
         long idle = options.idleTimeout().toNanos();
         Generation p = pending;
+        KubernetesConfigs.killOverdueExecPlugins(c.config, options.execTimeout());
         if (p != null) {
-          if (p.silent(now, idle) < 0) {
+          String failed = p.failed;
+          if (failed == null && p.silent(now, idle) < 0) {
             return; // still listing
           }
           pending = null;
           watchdog.execute(p::close);
-          reason = "generation " + p.number + " did not list within " + options.idleTimeout();
+          reason = failed != null ? "generation " + p.number + ": " + failed
+              : "generation " + p.number + " did not list within " + options.idleTimeout();
         }
-        if (reason == null) {
+        if (reason == null && c.failed != null) {
+          reason = c.failed;
+        } else if (reason == null) {
           String fp = ConfigFiles.fingerprint(c.files);
           int silent = c.silent(now, idle);
           if (!fp.equals(c.fingerprint)) {
@@ -271,6 +287,7 @@ final class ClusterConnection implements AutoCloseable {
       i.start().whenComplete((ok, failure) -> {
         if (failure != null) {
           log.warn("{}: {} could not list: {}", name, i.getApiTypeClass().getSimpleName(), failure.toString());
+          g.failed = i.getApiTypeClass().getSimpleName() + " could not list (" + failure + ")";
         } else {
           g.listed.add(i);
           changed(g);

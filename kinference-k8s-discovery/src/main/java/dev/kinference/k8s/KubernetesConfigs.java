@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,6 +88,54 @@ public final class KubernetesConfigs {
       }
     }
     return out;
+  }
+
+  /**
+   * Kills the processes of {@code config}'s exec credential plugin that have run for longer than {@code limit},
+   * with their descendants: fabric8 runs the plugin again, without a limit, when the API server answers 401 (on its
+   * HTTP thread). Such processes are recognised as children of this JVM whose command line names the plugin's
+   * command. Returns how many were killed.
+   */
+  static int killOverdueExecPlugins(Config config, Duration limit) {
+    String command = execCommand(config);
+    if (command == null) {
+      return 0;
+    }
+    String name = Path.of(command).getFileName().toString();
+    java.time.Instant before = java.time.Instant.now().minus(limit);
+    List<ProcessHandle> overdue = ProcessHandle.current().children()
+        .filter(p -> p.info().commandLine().orElse("").contains(name))
+        .filter(p -> p.info().startInstant().map(t -> t.isBefore(before)).orElse(false))
+        .toList();
+    for (ProcessHandle p : overdue) {
+      log.error("The exec credential plugin {} (pid {}) has run for over {}; killing it", command, p.pid(), limit);
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }
+    return overdue.size();
+  }
+
+  /** The command of the exec plugin of {@code config}'s user, or null. */
+  static @Nullable String execCommand(Config config) {
+    File file = config.getFileWithAuthInfo() != null ? config.getFileWithAuthInfo() : config.getFile();
+    io.fabric8.kubernetes.api.model.NamedContext context = config.getCurrentContext();
+    if (file == null || context == null || context.getContext() == null || !file.isFile()) {
+      return null;
+    }
+    String user = context.getContext().getUser();
+    try {
+      io.fabric8.kubernetes.api.model.Config kubeconfig =
+          io.fabric8.kubernetes.client.internal.KubeConfigUtils.parseConfig(file);
+      for (io.fabric8.kubernetes.api.model.NamedAuthInfo a : kubeconfig.getUsers()) {
+        if (a.getName().equals(user) && a.getUser() != null && a.getUser().getExec() != null) {
+          String command = a.getUser().getExec().getCommand();
+          return command == null || command.isBlank() ? null : command;
+        }
+      }
+    } catch (RuntimeException e) {
+      log.debug("Cannot read {} for its exec plugin: {}", file, e.toString());
+    }
+    return null;
   }
 
   /**

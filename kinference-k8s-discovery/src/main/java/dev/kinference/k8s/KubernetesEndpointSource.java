@@ -404,7 +404,7 @@ public final class KubernetesEndpointSource implements EndpointSource {
     }
 
     ClusterConnection.Options options() {
-      return new ClusterConnection.Options(idleTimeout, checkInterval);
+      return new ClusterConnection.Options(idleTimeout, checkInterval, configTimeout);
     }
 
     public KubernetesEndpointSource build() {

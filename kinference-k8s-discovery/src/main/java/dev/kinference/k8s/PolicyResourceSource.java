@@ -92,7 +92,8 @@ public final class PolicyResourceSource implements AutoCloseable {
     Supplier<Config> c = b.configs;
     this.configs = c != null ? c : () -> KubernetesConfigs.autodetect();
     this.namespaceSetting = b.namespace;
-    this.options = new ClusterConnection.Options(b.idleTimeout, b.checkInterval);
+    this.options = new ClusterConnection.Options(b.idleTimeout, b.checkInterval,
+        KubernetesConfigs.DEFAULT_TIMEOUT);
     this.recordEvents = b.recordEvents;
   }
 
@@ -404,7 +405,7 @@ public final class PolicyResourceSource implements AutoCloseable {
     }
 
     public PolicyResourceSource build() {
-      new ClusterConnection.Options(idleTimeout, checkInterval); // validates
+      new ClusterConnection.Options(idleTimeout, checkInterval, KubernetesConfigs.DEFAULT_TIMEOUT); // validates
       return new PolicyResourceSource(this);
     }
   }

@@ -339,6 +339,56 @@ class DiscoveryDefectsTest {
   }
 
   @Test
+  void anExecPluginThatFabric8RerunsAfterA401AndHangsIsKilled() throws Exception {
+    api.create(PODS, pod("vllm-a", "192.0.2.1", true, "qwen3"));
+    api.create(SLICES, slice("vllm-1", "vllm", Map.of("192.0.2.1", at("vllm-a", true, false))));
+    // First run: a token. Every later run hangs.
+    Path pidFile = dir.resolve("plugin.pid");
+    Path ran = dir.resolve("ran");
+    Path plugin = dir.resolve("token-then-hang.sh");
+    Files.writeString(plugin, "#!/bin/sh\nif [ -f '" + ran + "' ]; then echo $$ > '" + pidFile + "'; exec sleep 70; fi\n"
+        + "touch '" + ran + "'\n"
+        + "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+        + "\"status\":{\"token\":\"exec-token\"}}'\n");
+    Files.setPosixFilePermissions(plugin, PosixFilePermissions.fromString("rwx------"));
+    Path kubeconfig = dir.resolve("config");
+    Files.writeString(kubeconfig, """
+        apiVersion: v1
+        kind: Config
+        current-context: test
+        contexts: [{name: test, context: {cluster: c, user: u, namespace: llm}}]
+        clusters: [{name: c, cluster: {server: "%s"}}]
+        users:
+          - name: u
+            user:
+              exec:
+                apiVersion: client.authentication.k8s.io/v1
+                command: "%s"
+                interactiveMode: Never
+        """.formatted(api.uri(), plugin));
+    // The first list is refused: fabric8 refreshes the token, which runs the plugin again.
+    api.once(r -> r.getPath().startsWith(SLICES) && !ApiServerFixture.isWatch(r) && r.getMethod().equals("GET"),
+        r -> ApiServerFixture.status(401, "Unauthorized"));
+    source = KubernetesEndpointSource.builder().configs(KubernetesConfigs.kubeconfig(kubeconfig, Duration.ofSeconds(1)))
+        .configTimeout(Duration.ofSeconds(1)).service("vllm").idleTimeout(Duration.ofSeconds(30))
+        .checkInterval(Duration.ofMillis(200)).build();
+    source.start(deliveries);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!Files.exists(pidFile) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(pidFile).as("fabric8 ran the plugin again after the 401").exists();
+    Thread.sleep(50);
+    long pid = Long.parseLong(Files.readString(pidFile).strip());
+    deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("the plugin was killed")
+        .isFalse();
+  }
+
+  @Test
   void thePolicyNamespaceRoundTrips() throws Exception {
     String ns = "0-team-a";
     String pool = """
