@@ -122,6 +122,7 @@ final class ClusterConnection implements AutoCloseable {
   private final Options options;
   private final Setup setup;
   private final Consumer<Generation> onChange;
+  private volatile Runnable onCheck = () -> {};
   private final Object lock = new Object();
   private final ScheduledExecutorService watchdog;
   // guarded by lock
@@ -158,6 +159,11 @@ final class ClusterConnection implements AutoCloseable {
     long period = options.checkInterval().toNanos();
     java.util.concurrent.Future<?> unused =
         watchdog.scheduleWithFixedDelay(this::check, period, period, TimeUnit.NANOSECONDS);
+  }
+
+  /** Also run at every check of the watchdog (on its thread). */
+  void onCheck(Runnable hook) {
+    this.onCheck = Objects.requireNonNull(hook);
   }
 
   /** How many generations have been started (1 until a watch is found dead or the CA changes). */
@@ -249,6 +255,7 @@ final class ClusterConnection implements AutoCloseable {
           }
         }
       }
+      onCheck.run();
       if (reason != null) {
         replace(reason);
       }

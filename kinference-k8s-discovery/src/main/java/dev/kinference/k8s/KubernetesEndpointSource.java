@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -43,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * its EndpointSlice conditions are not {@code ready} and {@code serving}, or say {@code terminating}, or its pod is
  * not Ready or is being deleted, and the {@link dev.kinference.endpoint.Fleet} then drains it (no new requests,
  * in-flight ones finish, its cache entries are dropped). An address whose pod never appears is reported once and
- * left out until it does. While the API server is unreachable the last set stays in force.
+ * left out until it does (with a warning, once, when that has lasted 10 s). While the API server is unreachable
+ * the last set stays in force.
  *
  * <p>Needs RBAC {@code get, list, watch} on {@code endpointslices.discovery.k8s.io} (service mode) and
  * {@code pods}. The listener is called on a watch thread, never concurrently with itself. Thread-safe.
@@ -66,6 +68,8 @@ public final class KubernetesEndpointSource implements EndpointSource {
   private @Nullable ClusterConnection connection;
   private @Nullable List<Endpoint> delivered;
   private Map<String, String> reportedSkips = Map.of();
+  private final Map<String, Long> unknownSince = new HashMap<>();
+  private final Set<String> warnedUnknown = new HashSet<>();
   private @Nullable Consumer<List<Endpoint>> listener;
   private EndpointMapper.@Nullable Settings mapping;
   private boolean serviceMode;
@@ -140,6 +144,7 @@ public final class KubernetesEndpointSource implements EndpointSource {
         }
         return informers;
       }, this::onChange);
+      c.onCheck(this::reportUnknownPods);
       connection = c;
       log.info("Discovering endpoints in namespace {} from {} on {}", ns,
           serviceMode ? "the EndpointSlices of service " + service : "pods " + podSelector, first.getMasterUrl());
@@ -190,20 +195,41 @@ public final class KubernetesEndpointSource implements EndpointSource {
     }
   }
 
+  /** How long an address's pod may be unknown before a warning: the slice and the pod arrive separately. */
+  private static final long UNKNOWN_POD_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private void reportSkips(Map<String, String> skipped) {
+    long now = System.nanoTime();
     for (Map.Entry<String, String> e : skipped.entrySet()) {
-      if (!e.getValue().equals(reportedSkips.get(e.getKey()))) {
+      if (EndpointMapper.POD_UNKNOWN.equals(e.getValue())) {
+        unknownSince.putIfAbsent(e.getKey(), now);
+      } else if (!e.getValue().equals(reportedSkips.get(e.getKey()))) {
         log.warn("Not routing to {}: {}", e.getKey(), e.getValue());
       }
     }
-    Set<String> gone = new HashSet<>(reportedSkips.keySet());
-    gone.removeAll(skipped.keySet());
-    for (String k : gone) {
-      if (EndpointMapper.POD_UNKNOWN.equals(reportedSkips.get(k))) {
+    unknownSince.keySet().removeIf(k -> {
+      if (EndpointMapper.POD_UNKNOWN.equals(skipped.get(k))) {
+        return false;
+      }
+      if (warnedUnknown.remove(k)) {
         log.info("The pod of {} has appeared (or its address left the Service)", k);
       }
-    }
+      return true;
+    });
     reportedSkips = Map.copyOf(skipped);
+  }
+
+  /** Warns, once, about addresses whose pod has stayed unknown past the grace period (watchdog thread). */
+  private void reportUnknownPods() {
+    synchronized (lock) {
+      long now = System.nanoTime();
+      for (Map.Entry<String, Long> e : unknownSince.entrySet()) {
+        if (now - e.getValue() >= UNKNOWN_POD_GRACE_NANOS && warnedUnknown.add(e.getKey())) {
+          log.warn("Not routing to {}: {} (no such pod among those watched for over 10 s; a pod selector that "
+              + "leaves it out?)", e.getKey(), EndpointMapper.POD_UNKNOWN);
+        }
+      }
+    }
   }
 
   /** Why addresses are currently left out, keyed by pod ({@code namespace/name}) or address. */
