@@ -1,10 +1,13 @@
 package dev.kinference.k8s;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.endpoint.Endpoint;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,11 +15,31 @@ import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Turns EndpointSlices and Pods into {@link Endpoint}s. Only ready, non-terminating addresses become endpoints;
- * the pod's labels and annotations ({@link PodAnnotations}) give the model, pool, ports and KV-event address.
- * Pure functions over JSON; the result is sorted by id, ids unique.
+ * Turns EndpointSlices and Pods into {@link Endpoint}s. An address becomes an endpoint when its EndpointSlice
+ * conditions say {@code ready} and {@code serving} and not {@code terminating}, and its pod (when known) is Ready and
+ * not being deleted: behind a Service with {@code publishNotReadyAddresses} every address is {@code ready}, but
+ * {@code serving} still follows the pod's readiness. The endpoint's labels are the pod's own labels (so a pool's
+ * {@code selector} such as {@code app: vllm-qwen3} matches), then the ones below, which win
+ * ({@link PodAnnotations}). A pod in slices of both address families (a dual-stack Service) gets its IPv4 address,
+ * always (IPv6 only when it has no IPv4 one); its id is {@code namespace/pod} either way. Pure functions over JSON;
+ * the result is sorted by id, ids unique.
  */
 final class EndpointMapper {
+
+  /** Jackson 2, for the JSON the rest of Kinference reads (fabric8 serialises its model with Jackson 3). */
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A fabric8 model object as JSON. */
+  static JsonNode toJson(Object fabric8Object) {
+    try {
+      return JSON.readTree(io.fabric8.kubernetes.client.utils.Serialization.asJson(fabric8Object));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("unreadable object from fabric8: " + e.getMessage(), e);
+    }
+  }
+
+  /** Why an EndpointSlice address whose pod is not known is left out (reported once, until the pod appears). */
+  static final String POD_UNKNOWN = "its pod is not known; skipped until it appears";
 
   /**
    * What the mapping needs from the source's configuration.
@@ -39,7 +62,11 @@ final class EndpointMapper {
   static Result fromSlices(Collection<JsonNode> slices, Map<String, JsonNode> pods, Settings s) {
     Map<String, Endpoint> out = new TreeMap<>();
     Map<String, String> skipped = new TreeMap<>();
-    for (JsonNode slice : slices) {
+    // IPv4 slices first, then by name: a dual-stack pod always gets the same address family.
+    List<JsonNode> ordered = new ArrayList<>(slices);
+    ordered.sort(Comparator.comparingInt((JsonNode n) -> n.path("addressType").asText("IPv4").equals("IPv4") ? 0 : 1)
+        .thenComparing(n -> n.path("metadata").path("name").asText("")));
+    for (JsonNode slice : ordered) {
       String addressType = slice.path("addressType").asText("IPv4");
       if (!addressType.equals("IPv4") && !addressType.equals("IPv6")) {
         continue; // FQDN slices name no pod address
@@ -48,11 +75,13 @@ final class EndpointMapper {
       JsonNode ports = slice.path("ports");
       for (JsonNode ep : slice.path("endpoints")) {
         JsonNode conditions = ep.path("conditions");
-        // Kubernetes: a missing "ready" means unknown, to be read as ready; "terminating" means not ready.
+        // Kubernetes: a missing "ready" means unknown, to be read as ready; a missing "serving" is "ready"'s
+        // value. With publishNotReadyAddresses "ready" is always true, "serving" is the pod's readiness.
         boolean ready = conditions.path("ready").asBoolean(true);
+        boolean serving = conditions.path("serving").asBoolean(ready);
         boolean terminating = conditions.path("terminating").asBoolean(false);
         JsonNode addresses = ep.path("addresses");
-        if (!ready || terminating || addresses.isEmpty()) {
+        if (!ready || !serving || terminating || addresses.isEmpty()) {
           continue;
         }
         String address = addresses.get(0).asText();
@@ -66,13 +95,16 @@ final class EndpointMapper {
           pod = podName == null ? null : pods.get(podNs.isEmpty() ? podName : podNs + "/" + podName);
         }
         String what = podName != null ? podNs + "/" + podName : address;
+        String id = podName != null ? (podNs.isEmpty() ? podName : podNs + "/" + podName) : null;
+        if (id != null && out.containsKey(id)) {
+          continue; // already taken from an earlier slice (the other family, or a slice being rebalanced)
+        }
         if (pod == null && s.requirePods()) {
-          skipped.put(what, "its pod is not known yet");
+          skipped.put(what, POD_UNKNOWN);
           continue;
         }
-        if (pod != null && !pod.path("metadata").path("deletionTimestamp").isMissingNode()
-            && !pod.path("metadata").path("deletionTimestamp").isNull()) {
-          continue; // terminating, even if the slice has not caught up
+        if (pod != null && (deleting(pod) || !podReady(pod.path("status")))) {
+          continue; // terminating or not ready, even if the slice has not caught up
         }
         Integer port = slicePort(ports, pod, s);
         if (port == null) {
@@ -132,6 +164,14 @@ final class EndpointMapper {
       scheme = "http";
     }
     Map<String, String> labels = new LinkedHashMap<>();
+    if (pod != null) {
+      // The pod's own labels, so that a pool's selector (app: vllm-qwen3) matches; Kinference's own keys below win.
+      for (Map.Entry<String, JsonNode> e : pod.path("metadata").path("labels").properties()) {
+        if (e.getValue().isTextual()) {
+          labels.put(e.getKey(), e.getValue().asText());
+        }
+      }
+    }
     String pool = attribute(pod, PodAnnotations.POOL);
     if (pool == null) {
       pool = s.defaultPool();
@@ -245,6 +285,11 @@ final class EndpointMapper {
       }
     }
     return null;
+  }
+
+  private static boolean deleting(JsonNode pod) {
+    JsonNode ts = pod.path("metadata").path("deletionTimestamp");
+    return !ts.isMissingNode() && !ts.isNull();
   }
 
   private static boolean podReady(JsonNode status) {

@@ -3,17 +3,23 @@ package dev.kinference.k8s;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointSource;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.SplittableRandom;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,11 +36,16 @@ import org.slf4j.LoggerFactory;
  *     .build();
  * }</pre>
  *
- * <p>Both collections are kept with list-and-watch (resource versions, bookmarks, relisting after 410 Gone,
- * reconnecting with backoff and jitter; see {@code ResourceWatcher}). Every change delivers the complete set of
- * endpoints, once both collections have been listed; an address whose pod is not ready, terminating or being
- * deleted is left out, and the {@link dev.kinference.endpoint.Fleet} then drains it (no new requests, in-flight
- * ones finish, its cache entries are dropped). While the API server is unreachable the last set stays in force.
+ * <p>Both collections are kept by fabric8 shared informers (list, then watch with bookmarks; relisting after 410
+ * Gone; reconnecting with backoff) on the JDK's HTTP client. A watch that goes silent (a dead connection that
+ * nobody closed) is noticed and replaced within {@code idleTimeout + 10 s} (default 2 min 10 s), and a changed
+ * kubeconfig or CA file (a rotated cluster CA) brings a new client; see {@code ClusterConnection}. Every change
+ * delivers the complete set of endpoints, once both collections have been listed. An address leaves the set when
+ * its EndpointSlice conditions are not {@code ready} and {@code serving}, or say {@code terminating}, or its pod is
+ * not Ready or is being deleted, and the {@link dev.kinference.endpoint.Fleet} then drains it (no new requests,
+ * in-flight ones finish, its cache entries are dropped). An address whose pod never appears is reported once and
+ * left out until it does (with a warning, once, when that has lasted 10 s). While the API server is unreachable
+ * the last set stays in force.
  *
  * <p>Needs RBAC {@code get, list, watch} on {@code endpointslices.discovery.k8s.io} (service mode) and
  * {@code pods}. The listener is called on a watch thread, never concurrently with itself. Thread-safe.
@@ -43,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * {@code kubernetes}) reads its settings from the environment when started: {@code KINFERENCE_K8S_NAMESPACE},
  * {@code KINFERENCE_K8S_SERVICE}, {@code KINFERENCE_K8S_POD_SELECTOR}, {@code KINFERENCE_K8S_MODEL},
  * {@code KINFERENCE_K8S_POOL}, {@code KINFERENCE_K8S_PORT_NAME}, with the API server found by
- * {@link KubernetesConfig#autodetect()}.
+ * {@link KubernetesConfigs#autodetect()}.
  */
 public final class KubernetesEndpointSource implements EndpointSource {
 
@@ -54,15 +65,15 @@ public final class KubernetesEndpointSource implements EndpointSource {
   private final Object lock = new Object();
   private volatile boolean closed;
   // guarded by lock
-  private @Nullable ApiClient client;
-  private final List<ResourceWatcher> watchers = new ArrayList<>();
-  private @Nullable Map<String, JsonNode> slices;
-  private @Nullable Map<String, JsonNode> pods;
+  private @Nullable ClusterConnection connection;
   private @Nullable List<Endpoint> delivered;
   private Map<String, String> reportedSkips = Map.of();
+  private final Map<String, Long> unknownSince = new HashMap<>();
+  private final Set<String> warnedUnknown = new HashSet<>();
   private @Nullable Consumer<List<Endpoint>> listener;
   private EndpointMapper.@Nullable Settings mapping;
   private boolean serviceMode;
+  private boolean watchPods;
 
   /** For {@link java.util.ServiceLoader}: configured from the environment when started (see the class doc). */
   public KubernetesEndpointSource() {
@@ -89,65 +100,87 @@ public final class KubernetesEndpointSource implements EndpointSource {
       throw new IllegalStateException("already started");
     }
     Builder b = settings != null ? settings : Builder.fromEnvironment(System.getenv());
-    KubernetesConfig config = b.config != null ? b.config : KubernetesConfig.autodetect();
-    String ns = b.namespace != null ? b.namespace : config.namespace() != null ? config.namespace() : "default";
+    Supplier<Config> configs = b.configs;
+    if (configs == null) {
+      Duration timeout = b.configTimeout;
+      configs = () -> KubernetesConfigs.autodetect(timeout);
+    }
+    Config first = configs.get();
+    Supplier<Config> later = configs;
+    Supplier<Config> supply = new Supplier<>() {
+      private @Nullable Config initial = first;
+
+      @Override
+      public synchronized Config get() {
+        Config c = initial;
+        initial = null;
+        return c != null ? c : later.get();
+      }
+    };
+    String ns = b.namespace != null ? b.namespace : first.getNamespace() != null ? first.getNamespace() : "default";
+    String service = b.service;
+    String podSelector = b.podSelector;
+    ClusterConnection c;
     synchronized (lock) {
       if (closed) {
         return;
       }
       listener = consumer;
-      serviceMode = b.service != null;
-      boolean watchPods = !serviceMode || b.watchPods;
+      serviceMode = service != null;
+      watchPods = !serviceMode || b.watchPods;
       mapping = new EndpointMapper.Settings(b.portName, b.defaultPort, b.defaultModel, b.defaultPool,
           serviceMode && watchPods);
-      ApiClient c = new ApiClient(config);
-      client = c;
-      ResourceWatcher.Options opts = b.options();
-      SplittableRandom random = new SplittableRandom();
-      if (serviceMode) {
-        Map<String, String> sel = Map.of("labelSelector", "kubernetes.io/service-name=" + b.service);
-        watchers.add(new ResourceWatcher("endpointslices/" + ns + "/" + b.service, c,
-            "/apis/discovery.k8s.io/v1/namespaces/" + encode(ns) + "/endpointslices", sel, opts,
-            objects -> onChange(true, objects), random.split()));
-      }
-      if (watchPods) {
-        Map<String, String> sel = b.podSelector == null ? Map.of() : Map.of("labelSelector", b.podSelector);
-        watchers.add(new ResourceWatcher("pods/" + ns, c, "/api/v1/namespaces/" + encode(ns) + "/pods", sel, opts,
-            objects -> onChange(false, objects), random.split()));
-      } else {
-        pods = Map.of();
-      }
-      log.info("Discovering endpoints in namespace {} from {} via {}", ns,
-          serviceMode ? "the EndpointSlices of service " + b.service : "pods " + b.podSelector, config);
-      watchers.forEach(ResourceWatcher::start);
+      boolean pods = watchPods;
+      c = new ClusterConnection("endpoints/" + ns, supply, b.options(), (client, changed) -> {
+        List<SharedIndexInformer<?>> informers = new ArrayList<>();
+        if (service != null) {
+          SharedIndexInformer<EndpointSlice> slices = client.discovery().v1().endpointSlices().inNamespace(ns)
+              .withLabel("kubernetes.io/service-name", service).runnableInformer(0);
+          slices.addEventHandler(ClusterConnection.handler(changed));
+          informers.add(slices);
+        }
+        if (pods) {
+          informers.add(podInformer(client, ns, podSelector, changed));
+        }
+        return informers;
+      }, this::onChange);
+      c.onCheck(this::reportUnknownPods);
+      connection = c;
+      log.info("Discovering endpoints in namespace {} from {} on {}", ns,
+          serviceMode ? "the EndpointSlices of service " + service : "pods " + podSelector, first.getMasterUrl());
     }
+    c.start();
   }
 
-  private void onChange(boolean isSlices, Map<String, JsonNode> objects) {
+  private static SharedIndexInformer<Pod> podInformer(KubernetesClient client, String ns,
+      @Nullable String selector, Runnable changed) {
+    SharedIndexInformer<Pod> informer = selector == null
+        ? client.pods().inNamespace(ns).runnableInformer(0)
+        : client.pods().inNamespace(ns).withLabelSelector(selector).runnableInformer(0);
+    informer.addEventHandler(ClusterConnection.handler(changed));
+    return informer;
+  }
+
+  private void onChange(ClusterConnection.Generation g) {
     synchronized (lock) {
       if (closed) {
         return;
       }
-      if (isSlices) {
-        slices = new HashMap<>(objects);
-      } else {
-        pods = new HashMap<>(objects);
+      List<JsonNode> slices = new ArrayList<>();
+      Map<String, JsonNode> pods = new HashMap<>();
+      for (SharedIndexInformer<?> i : g.informers) {
+        for (Object o : i.getStore().list()) {
+          JsonNode n = EndpointMapper.toJson(o);
+          if (o instanceof Pod p) {
+            pods.put(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), n);
+          } else {
+            slices.add(n);
+          }
+        }
       }
-      Map<String, JsonNode> p = pods;
       EndpointMapper.Settings m = Objects.requireNonNull(mapping);
-      EndpointMapper.Result result;
-      if (serviceMode) {
-        Map<String, JsonNode> s = slices;
-        if (s == null || p == null) {
-          return; // not listed yet: deliver only complete sets
-        }
-        result = EndpointMapper.fromSlices(s.values(), p, m);
-      } else {
-        if (p == null) {
-          return;
-        }
-        result = EndpointMapper.fromPods(p.values(), m);
-      }
+      EndpointMapper.Result result = serviceMode ? EndpointMapper.fromSlices(slices, pods, m)
+          : EndpointMapper.fromPods(pods.values(), m);
       reportSkips(result.skipped());
       if (result.endpoints().equals(delivered)) {
         return;
@@ -162,13 +195,48 @@ public final class KubernetesEndpointSource implements EndpointSource {
     }
   }
 
+  /** How long an address's pod may be unknown before a warning: the slice and the pod arrive separately. */
+  private static final long UNKNOWN_POD_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private void reportSkips(Map<String, String> skipped) {
+    long now = System.nanoTime();
     for (Map.Entry<String, String> e : skipped.entrySet()) {
-      if (!e.getValue().equals(reportedSkips.get(e.getKey())) && !e.getValue().contains("not known yet")) {
+      if (EndpointMapper.POD_UNKNOWN.equals(e.getValue())) {
+        unknownSince.putIfAbsent(e.getKey(), now);
+      } else if (!e.getValue().equals(reportedSkips.get(e.getKey()))) {
         log.warn("Not routing to {}: {}", e.getKey(), e.getValue());
       }
     }
+    unknownSince.keySet().removeIf(k -> {
+      if (EndpointMapper.POD_UNKNOWN.equals(skipped.get(k))) {
+        return false;
+      }
+      if (warnedUnknown.remove(k)) {
+        log.info("The pod of {} has appeared (or its address left the Service)", k);
+      }
+      return true;
+    });
     reportedSkips = Map.copyOf(skipped);
+  }
+
+  /** Warns, once, about addresses whose pod has stayed unknown past the grace period (watchdog thread). */
+  private void reportUnknownPods() {
+    synchronized (lock) {
+      long now = System.nanoTime();
+      for (Map.Entry<String, Long> e : unknownSince.entrySet()) {
+        if (now - e.getValue() >= UNKNOWN_POD_GRACE_NANOS && warnedUnknown.add(e.getKey())) {
+          log.warn("Not routing to {}: {} (no such pod among those watched for over 10 s; a pod selector that "
+              + "leaves it out?)", e.getKey(), EndpointMapper.POD_UNKNOWN);
+        }
+      }
+    }
+  }
+
+  /** Why addresses are currently left out, keyed by pod ({@code namespace/name}) or address. */
+  public Map<String, String> skipped() {
+    synchronized (lock) {
+      return reportedSkips;
+    }
   }
 
   /** The last delivered set, or an empty list before the first. */
@@ -178,37 +246,34 @@ public final class KubernetesEndpointSource implements EndpointSource {
     }
   }
 
-  List<ResourceWatcher> watchers() {
+  /** How many clients (with their informers) have been started: more than one after a dead watch or a new CA. */
+  int generations() {
+    ClusterConnection c;
     synchronized (lock) {
-      return List.copyOf(watchers);
+      c = connection;
     }
+    return c == null ? 0 : c.generations();
   }
 
   @Override
   public void close() {
-    List<ResourceWatcher> toClose;
-    ApiClient c;
+    ClusterConnection c;
     synchronized (lock) {
       if (closed) {
         return;
       }
       closed = true;
-      toClose = List.copyOf(watchers);
-      c = client;
+      c = connection;
     }
-    toClose.forEach(ResourceWatcher::close);
     if (c != null) {
       c.close();
     }
   }
 
-  private static String encode(String segment) {
-    return URLEncoder.encode(segment, StandardCharsets.UTF_8);
-  }
-
   /** Configures a {@link KubernetesEndpointSource}; each setter validates its argument. Not thread-safe. */
   public static final class Builder {
-    private @Nullable KubernetesConfig config;
+    private @Nullable Supplier<Config> configs;
+    private Duration configTimeout = KubernetesConfigs.DEFAULT_TIMEOUT;
     private @Nullable String namespace;
     private @Nullable String service;
     private @Nullable String podSelector;
@@ -217,11 +282,8 @@ public final class KubernetesEndpointSource implements EndpointSource {
     private int defaultPort = 8000;
     private @Nullable String defaultModel;
     private @Nullable String defaultPool;
-    private WatchTransport transport = WatchTransport.HTTP_STREAM;
-    private Duration initialBackoff = ResourceWatcher.Options.DEFAULT.initialBackoff();
-    private Duration maxBackoff = ResourceWatcher.Options.DEFAULT.maxBackoff();
-    private Duration watchTimeout = ResourceWatcher.Options.DEFAULT.watchTimeout();
-    private @Nullable Duration idleTimeout;
+    private Duration idleTimeout = ClusterConnection.Options.DEFAULT.idleTimeout();
+    private Duration checkInterval = ClusterConnection.Options.DEFAULT.checkInterval();
 
     private Builder() {}
 
@@ -258,9 +320,28 @@ public final class KubernetesEndpointSource implements EndpointSource {
       return b;
     }
 
-    /** How to reach the API server. Default: {@link KubernetesConfig#autodetect()} when started. */
-    public Builder config(KubernetesConfig config) {
-      this.config = Objects.requireNonNull(config, "config");
+    /**
+     * How to reach the API server: a fixed fabric8 configuration (a CA file it names is still re-read when the
+     * file changes). Default: {@link KubernetesConfigs#autodetect()} when started, and again on reconnecting.
+     */
+    public Builder config(Config config) {
+      Objects.requireNonNull(config, "config");
+      this.configs = () -> config;
+      return this;
+    }
+
+    /** How to reach the API server, asked again for each new client (e.g. {@link KubernetesConfigs#kubeconfig}). */
+    public Builder configs(Supplier<Config> configs) {
+      this.configs = Objects.requireNonNull(configs, "configs");
+      return this;
+    }
+
+    /** The limit on loading the autodetected configuration, exec credential plugins included. Default 60 s. */
+    public Builder configTimeout(Duration timeout) {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("timeout must be positive: " + timeout);
+      }
+      this.configTimeout = timeout;
       return this;
     }
 
@@ -333,44 +414,23 @@ public final class KubernetesEndpointSource implements EndpointSource {
       return this;
     }
 
-    /** How watches are carried. Default {@link WatchTransport#HTTP_STREAM}. */
-    public Builder transport(WatchTransport transport) {
-      this.transport = Objects.requireNonNull(transport, "transport");
-      return this;
-    }
-
-    /** Reconnect delays: the first, and the cap of the exponential growth. Defaults 500 ms and 30 s. */
-    public Builder backoff(Duration initial, Duration max) {
-      ResourceWatcher.Options.checkBackoff(initial, max);
-      this.initialBackoff = initial;
-      this.maxBackoff = max;
-      return this;
-    }
-
     /**
-     * How long the server keeps one watch open ({@code timeoutSeconds}, randomised up to twice this). Default 5
-     * minutes. A watch silent for this plus a minute is presumed dead unless {@link #idleTimeout} says otherwise.
+     * A watch that has heard nothing (no event, no bookmark) for this long is presumed dead and replaced by a new
+     * client and informers. Default 2 minutes.
      */
-    public Builder watchTimeout(Duration timeout) {
-      if (timeout.toSeconds() < 1) {
-        throw new IllegalArgumentException("watch timeout must be at least a second: " + timeout);
-      }
-      this.watchTimeout = timeout;
-      return this;
-    }
-
-    /** A watch that delivers nothing for this long is reconnected. Default: twice the watch timeout plus 1 min. */
     public Builder idleTimeout(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("idle timeout must be positive: " + timeout);
-      }
-      this.idleTimeout = timeout;
+      this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
       return this;
     }
 
-    ResourceWatcher.Options options() {
-      Duration idle = idleTimeout != null ? idleTimeout : watchTimeout.multipliedBy(2).plusMinutes(1);
-      return new ResourceWatcher.Options(transport, initialBackoff, maxBackoff, watchTimeout, idle, 500);
+    /** How often the watchdog looks (silence, changed CA). Default 10 s. */
+    Builder checkInterval(Duration interval) {
+      this.checkInterval = Objects.requireNonNull(interval, "interval");
+      return this;
+    }
+
+    ClusterConnection.Options options() {
+      return new ClusterConnection.Options(idleTimeout, checkInterval, configTimeout);
     }
 
     public KubernetesEndpointSource build() {
@@ -378,7 +438,8 @@ public final class KubernetesEndpointSource implements EndpointSource {
         throw new IllegalStateException("give a service or a pod selector");
       }
       Builder copy = new Builder();
-      copy.config = config;
+      copy.configs = configs;
+      copy.configTimeout = configTimeout;
       copy.namespace = namespace;
       copy.service = service;
       copy.podSelector = podSelector;
@@ -387,11 +448,9 @@ public final class KubernetesEndpointSource implements EndpointSource {
       copy.defaultPort = defaultPort;
       copy.defaultModel = defaultModel;
       copy.defaultPool = defaultPool;
-      copy.transport = transport;
-      copy.initialBackoff = initialBackoff;
-      copy.maxBackoff = maxBackoff;
-      copy.watchTimeout = watchTimeout;
       copy.idleTimeout = idleTimeout;
+      copy.checkInterval = checkInterval;
+      options(); // validates
       return new KubernetesEndpointSource(copy);
     }
 

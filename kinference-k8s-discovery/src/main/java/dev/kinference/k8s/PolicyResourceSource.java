@@ -7,20 +7,27 @@ import dev.kinference.policy.config.Parsed;
 import dev.kinference.policy.config.PolicyConfig;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.policy.config.Problem;
-import java.io.IOException;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -33,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * its own, then {@link PolicyLoader#build} across all); an object with an error is reported (a WARN log line and a
  * Warning Event on the object) and left out, never applied, and so is an object whose cross-resource check fails
  * (such as an alias naming a missing pool). The listener then receives the configuration built from the valid
- * objects: after all five kinds have been listed, and after every change.
+ * objects: after all five kinds have been listed, and after every change. The resources are kept by fabric8 shared
+ * informers, with the same watchdog as {@link KubernetesEndpointSource} (a silent watch is replaced within
+ * {@code idleTimeout + 10 s}, a changed CA file brings a new client).
  *
  * <p>Needs RBAC {@code get, list, watch} on the five resources and {@code create} on {@code events}. The listener
  * is called on a watch thread, never concurrently with itself. Thread-safe.
@@ -61,16 +70,17 @@ public final class PolicyResourceSource implements AutoCloseable {
   /** One object left out, and why. */
   public record Rejected(String kind, String name, String resourceVersion, List<String> problems) {}
 
-  private final KubernetesConfig config;
-  private final String namespace;
-  private final ResourceWatcher.Options options;
+  private final Supplier<Config> configs;
+  private final @Nullable String namespaceSetting;
+  private final ClusterConnection.Options options;
   private final boolean recordEvents;
   private final AtomicBoolean started = new AtomicBoolean();
   private final Object lock = new Object();
   private volatile boolean closed;
   // guarded by lock
-  private @Nullable ApiClient client;
-  private final List<ResourceWatcher> watchers = new ArrayList<>();
+  private String namespace = "default";
+  private @Nullable ClusterConnection connection;
+  private @Nullable KubernetesClient client;
   private final Map<String, Map<String, JsonNode>> byKind = new TreeMap<>();
   private @Nullable Consumer<PolicyConfig> listener;
   private @Nullable Set<String> deliveredVersions;
@@ -79,11 +89,11 @@ public final class PolicyResourceSource implements AutoCloseable {
   private @Nullable PolicyConfig current;
 
   private PolicyResourceSource(Builder b) {
-    this.config = b.config != null ? b.config : KubernetesConfig.autodetect();
-    String ns = b.namespace != null ? b.namespace : config.namespace();
-    this.namespace = ns != null ? ns : "default";
-    this.options = new ResourceWatcher.Options(b.transport, b.initialBackoff, b.maxBackoff,
-        ResourceWatcher.Options.DEFAULT.watchTimeout(), ResourceWatcher.Options.DEFAULT.idleTimeout(), 500);
+    Supplier<Config> c = b.configs;
+    this.configs = c != null ? c : () -> KubernetesConfigs.autodetect();
+    this.namespaceSetting = b.namespace;
+    this.options = new ClusterConnection.Options(b.idleTimeout, b.checkInterval,
+        KubernetesConfigs.DEFAULT_TIMEOUT);
     this.recordEvents = b.recordEvents;
   }
 
@@ -91,39 +101,76 @@ public final class PolicyResourceSource implements AutoCloseable {
     return new Builder();
   }
 
-  /** Starts the watches; {@code consumer} receives each valid configuration. Calling twice is an error. */
+  /** The namespace watched (known once started). */
+  public String namespace() {
+    synchronized (lock) {
+      return namespace;
+    }
+  }
+
+  /**
+   * Starts the informers; {@code consumer} receives each valid configuration. Calling twice is an error. Throws
+   * {@link IllegalStateException} when no configuration is found (no cluster, no kubeconfig).
+   */
   public void start(Consumer<PolicyConfig> consumer) {
     Objects.requireNonNull(consumer, "listener");
     if (!started.compareAndSet(false, true)) {
       throw new IllegalStateException("already started");
     }
+    Config first = configs.get();
+    Supplier<Config> later = configs;
+    Supplier<Config> supply = new Supplier<>() {
+      private @Nullable Config initial = first;
+
+      @Override
+      public synchronized Config get() {
+        Config c = initial;
+        initial = null;
+        return c != null ? c : later.get();
+      }
+    };
+    String ns = namespaceSetting != null ? namespaceSetting
+        : first.getNamespace() != null ? first.getNamespace() : "default";
+    ClusterConnection c;
     synchronized (lock) {
       if (closed) {
         return;
       }
+      namespace = ns;
       listener = consumer;
-      ApiClient c = new ApiClient(config);
-      client = c;
-      SplittableRandom random = new SplittableRandom();
-      for (Map.Entry<String, String> k : KINDS.entrySet()) {
-        String kind = k.getKey();
-        watchers.add(new ResourceWatcher(k.getValue() + "/" + namespace, c,
-            "/apis/" + API_VERSION + "/namespaces/" + namespace + "/" + k.getValue(), Map.of(), options,
-            objects -> onChange(kind, objects), random.split()));
-      }
-      log.info("Watching Kinference policy resources in namespace {} via {}", namespace, config);
-      watchers.forEach(ResourceWatcher::start);
+      c = new ClusterConnection("policy/" + ns, supply, options, (k8s, changed) -> {
+        List<SharedIndexInformer<?>> informers = new ArrayList<>();
+        for (Map.Entry<String, String> k : KINDS.entrySet()) {
+          ResourceDefinitionContext rdc = new ResourceDefinitionContext.Builder().withGroup("kinference.dev")
+              .withVersion("v1alpha1").withKind(k.getKey()).withPlural(k.getValue()).withNamespaced(true).build();
+          SharedIndexInformer<GenericKubernetesResource> i = k8s.genericKubernetesResources(rdc).inNamespace(ns)
+              .runnableInformer(0);
+          i.addEventHandler(ClusterConnection.handler(changed));
+          informers.add(i);
+        }
+        return informers;
+      }, this::onChange);
+      connection = c;
+      log.info("Watching Kinference policy resources in namespace {} on {}", ns, first.getMasterUrl());
     }
+    c.start();
   }
 
-  private void onChange(String kind, Map<String, JsonNode> objects) {
+  private void onChange(ClusterConnection.Generation g) {
     synchronized (lock) {
       if (closed) {
         return;
       }
-      byKind.put(kind, Map.copyOf(objects));
-      if (byKind.size() < KINDS.size()) {
-        return; // deliver only once every kind has been listed
+      client = g.client;
+      byKind.clear();
+      List<String> kinds = List.copyOf(KINDS.keySet());
+      for (int k = 0; k < g.informers.size(); k++) {
+        Map<String, JsonNode> objects = new HashMap<>();
+        for (Object o : g.informers.get(k).getStore().list()) {
+          JsonNode n = EndpointMapper.toJson(o);
+          objects.put(n.path("metadata").path("name").asText(), n);
+        }
+        byKind.put(kinds.get(k), objects);
       }
       Set<String> versions = new HashSet<>();
       byKind.values().forEach(m -> m.values().forEach(o -> versions.add(versionKey(o))));
@@ -205,44 +252,29 @@ public final class PolicyResourceSource implements AutoCloseable {
   }
 
   private void recordEvent(String kind, JsonNode object, String message) {
-    ApiClient c = client;
+    KubernetesClient c = client;
     if (c == null) {
       return;
     }
     JsonNode meta = object.path("metadata");
     String name = meta.path("name").asText("");
-    ObjectNode e = ApiClient.JSON.createObjectNode();
-    e.put("apiVersion", "v1");
-    e.put("kind", "Event");
-    ObjectNode em = e.putObject("metadata");
-    em.put("generateName", name + ".");
-    em.put("namespace", namespace);
-    ObjectNode involved = e.putObject("involvedObject");
-    involved.put("apiVersion", API_VERSION);
-    involved.put("kind", kind);
-    involved.put("name", name);
-    involved.put("namespace", namespace);
-    if (meta.hasNonNull("uid")) {
-      involved.put("uid", meta.get("uid").asText());
-    }
-    if (meta.hasNonNull("resourceVersion")) {
-      involved.put("resourceVersion", meta.get("resourceVersion").asText());
-    }
-    e.put("reason", "InvalidPolicy");
-    e.put("message", message.length() > 1000 ? message.substring(0, 1000) + "..." : message);
-    e.put("type", "Warning");
-    e.putObject("source").put("component", "kinference");
-    e.put("reportingComponent", "kinference");
     String now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
-    e.put("firstTimestamp", now);
-    e.put("lastTimestamp", now);
-    e.put("count", 1);
+    EventBuilder e = new EventBuilder()
+        .withNewMetadata().withGenerateName(name + ".").withNamespace(namespace).endMetadata()
+        .withNewInvolvedObject().withApiVersion(API_VERSION).withKind(kind).withName(name).withNamespace(namespace)
+        .withUid(meta.hasNonNull("uid") ? meta.get("uid").asText() : null)
+        .withResourceVersion(meta.hasNonNull("resourceVersion") ? meta.get("resourceVersion").asText() : null)
+        .endInvolvedObject()
+        .withReason("InvalidPolicy")
+        .withMessage(message.length() > 1000 ? message.substring(0, 1000) + "..." : message)
+        .withType("Warning")
+        .withNewSource().withComponent("kinference").endSource()
+        .withReportingComponent("kinference")
+        .withFirstTimestamp(now).withLastTimestamp(now).withCount(1);
     try {
-      c.post("/api/v1/namespaces/" + namespace + "/events", e);
-    } catch (IOException ex) {
+      c.v1().events().inNamespace(namespace).resource(e.build()).create();
+    } catch (KubernetesClientException ex) {
       log.debug("Could not record an event for {} {}: {}", kind, name, ex.getMessage());
-    } catch (InterruptedException ex) {
-      Thread.currentThread().interrupt();
     }
   }
 
@@ -260,19 +292,25 @@ public final class PolicyResourceSource implements AutoCloseable {
     }
   }
 
+  /** How many clients (with their informers) have been started: more than one after a dead watch or a new CA. */
+  int generations() {
+    ClusterConnection c;
+    synchronized (lock) {
+      c = connection;
+    }
+    return c == null ? 0 : c.generations();
+  }
+
   @Override
   public void close() {
-    List<ResourceWatcher> toClose;
-    ApiClient c;
+    ClusterConnection c;
     synchronized (lock) {
       if (closed) {
         return;
       }
       closed = true;
-      toClose = List.copyOf(watchers);
-      c = client;
+      c = connection;
     }
-    toClose.forEach(ResourceWatcher::close);
     if (c != null) {
       c.close();
     }
@@ -302,7 +340,7 @@ public final class PolicyResourceSource implements AutoCloseable {
     if (!copy.hasNonNull("apiVersion")) {
       copy.put("apiVersion", API_VERSION);
     }
-    return ApiClient.JSON.convertValue(copy, Map.class);
+    return EndpointMapper.JSON.convertValue(copy, Map.class);
   }
 
   private static List<String> errors(List<Problem> problems) {
@@ -316,39 +354,47 @@ public final class PolicyResourceSource implements AutoCloseable {
 
   /** Configures a {@link PolicyResourceSource}. Not thread-safe. */
   public static final class Builder {
-    private @Nullable KubernetesConfig config;
+    private @Nullable Supplier<Config> configs;
     private @Nullable String namespace;
-    private WatchTransport transport = WatchTransport.HTTP_STREAM;
-    private Duration initialBackoff = ResourceWatcher.Options.DEFAULT.initialBackoff();
-    private Duration maxBackoff = ResourceWatcher.Options.DEFAULT.maxBackoff();
+    private Duration idleTimeout = ClusterConnection.Options.DEFAULT.idleTimeout();
+    private Duration checkInterval = ClusterConnection.Options.DEFAULT.checkInterval();
     private boolean recordEvents = true;
 
     private Builder() {}
 
-    /** How to reach the API server. Default: {@link KubernetesConfig#autodetect()}. */
-    public Builder config(KubernetesConfig config) {
-      this.config = Objects.requireNonNull(config, "config");
+    /** How to reach the API server. Default: {@link KubernetesConfigs#autodetect()}, again on reconnecting. */
+    public Builder config(Config config) {
+      Objects.requireNonNull(config, "config");
+      this.configs = () -> config;
       return this;
     }
 
-    /** The namespace whose resources make the configuration. Default: the configuration's, else default. */
+    /** How to reach the API server, asked again for each new client (e.g. {@link KubernetesConfigs#kubeconfig}). */
+    public Builder configs(Supplier<Config> configs) {
+      this.configs = Objects.requireNonNull(configs, "configs");
+      return this;
+    }
+
+    /**
+     * The namespace whose resources make the configuration (a DNS label, as Kubernetes requires). Default: the
+     * configuration's, else {@code default}.
+     */
     public Builder namespace(String namespace) {
-      if (namespace.isBlank()) {
-        throw new IllegalArgumentException("namespace must not be blank");
+      if (!namespace.matches("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")) {
+        throw new IllegalArgumentException("not a Kubernetes namespace name: '" + namespace + "'");
       }
       this.namespace = namespace;
       return this;
     }
 
-    public Builder transport(WatchTransport transport) {
-      this.transport = Objects.requireNonNull(transport, "transport");
+    /** A watch that has heard nothing for this long is replaced (see the class doc). Default 2 minutes. */
+    public Builder idleTimeout(Duration timeout) {
+      this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
       return this;
     }
 
-    public Builder backoff(Duration initial, Duration max) {
-      ResourceWatcher.Options.checkBackoff(initial, max);
-      this.initialBackoff = initial;
-      this.maxBackoff = max;
+    Builder checkInterval(Duration interval) {
+      this.checkInterval = Objects.requireNonNull(interval, "interval");
       return this;
     }
 
@@ -359,6 +405,7 @@ public final class PolicyResourceSource implements AutoCloseable {
     }
 
     public PolicyResourceSource build() {
+      new ClusterConnection.Options(idleTimeout, checkInterval, KubernetesConfigs.DEFAULT_TIMEOUT); // validates
       return new PolicyResourceSource(this);
     }
   }

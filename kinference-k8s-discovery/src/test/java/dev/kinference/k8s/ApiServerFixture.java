@@ -41,7 +41,8 @@ final class ApiServerFixture implements AutoCloseable {
   private final ConcurrentLinkedDeque<Function<RecordedRequest, MockResponse>> httpWatchScript =
       new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<Rule> rules = new ConcurrentLinkedDeque<>();
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http;
+  private final String scheme;
   private final MockWatchDeadlockBreaker deadlockBreaker = new MockWatchDeadlockBreaker();
 
   /** A one-shot answer to the first request matching a predicate, ahead of CRUD. */
@@ -52,6 +53,12 @@ final class ApiServerFixture implements AutoCloseable {
   }
 
   ApiServerFixture(boolean https) throws IOException {
+    this.scheme = https ? "https" : "http";
+    HttpClient.Builder hb = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
+    if (https) {
+      hb.sslContext(trustAll());
+    }
+    this.http = hb.build();
     Dispatcher dispatcher = new Dispatcher() {
       @Override
       public MockResponse dispatch(RecordedRequest r) {
@@ -86,6 +93,40 @@ final class ApiServerFixture implements AutoCloseable {
     proxy = new DropProxy(server.getPort());
   }
 
+  /** For writing to an HTTPS mock server whose certificate is not the point. */
+  private static javax.net.ssl.SSLContext trustAll() {
+    try {
+      javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+      ctx.init(null, new javax.net.ssl.TrustManager[] {new javax.net.ssl.X509ExtendedTrustManager() {
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a) {}
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a) {}
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a, java.net.Socket s) {}
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a, java.net.Socket s) {}
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a, javax.net.ssl.SSLEngine e) {}
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a, javax.net.ssl.SSLEngine e) {}
+
+        @Override
+        public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+          return new java.security.cert.X509Certificate[0];
+        }
+      }}, null);
+      return ctx;
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   static boolean isWatch(RecordedRequest r) {
     return r.getPath().contains("watch=true");
   }
@@ -100,8 +141,10 @@ final class ApiServerFixture implements AutoCloseable {
     return URI.create("http://127.0.0.1:" + proxy.port());
   }
 
-  KubernetesConfig config() {
-    return KubernetesConfig.builder(uri()).token("test-token").build();
+  io.fabric8.kubernetes.client.Config config() {
+    return new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+        .withMasterUrl(uri().toString()).withOauthToken("test-token").withWatchReconnectInterval(50)
+        .withWatchReconnectLimit(-1).withWebsocketPingInterval(500L).withRequestTimeout(5_000).withConnectionTimeout(2_000).build();
   }
 
   /** The next HTTP (non-WebSocket) watch gets this answer; unscripted ones are held open and silent. */
@@ -125,7 +168,7 @@ final class ApiServerFixture implements AutoCloseable {
   }
 
   static String event(String type, JsonNode object) {
-    ObjectNode e = ApiClient.JSON.createObjectNode();
+    ObjectNode e = EndpointMapper.JSON.createObjectNode();
     e.put("type", type);
     e.set("object", object);
     return e.toString();
@@ -180,7 +223,7 @@ final class ApiServerFixture implements AutoCloseable {
 
   private JsonNode send(String method, String path, JsonNode body, int... ok) {
     try {
-      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.getPort() + path))
+      HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(scheme + "://localhost:" + server.getPort() + path))
           .header("Content-Type", "application/json")
           .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
               : HttpRequest.BodyPublishers.ofString(body.toString()));
@@ -190,7 +233,7 @@ final class ApiServerFixture implements AutoCloseable {
         fine |= r.statusCode() == code;
       }
       assertThat(fine).as("%s %s -> %s %s", method, path, r.statusCode(), r.body()).isTrue();
-      return r.body().isEmpty() ? ApiClient.JSON.createObjectNode() : ApiClient.JSON.readTree(r.body());
+      return r.body().isEmpty() ? EndpointMapper.JSON.createObjectNode() : EndpointMapper.JSON.readTree(r.body());
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     } catch (InterruptedException e) {

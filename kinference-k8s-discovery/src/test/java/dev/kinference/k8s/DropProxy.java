@@ -38,6 +38,16 @@ final class DropProxy implements AutoCloseable {
     return accepted.get();
   }
 
+  /**
+   * Makes every open connection go silent, as a connection does when a NAT or a node drops it without a reset:
+   * nothing more is forwarded either way, and nothing is closed. New connections work normally.
+   */
+  void silenceAll() {
+    silenced.addAll(open);
+  }
+
+  private final java.util.Set<Socket> silenced = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   /** Closes every open connection, both sides. */
   void dropAll() {
     for (Socket s : open) {
@@ -74,6 +84,9 @@ final class DropProxy implements AutoCloseable {
     try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
       int n;
       while ((n = in.read(buf)) >= 0) {
+        if (silenced.contains(from) || silenced.contains(to)) {
+          continue; // swallowed
+        }
         out.write(buf, 0, n);
         out.flush();
       }

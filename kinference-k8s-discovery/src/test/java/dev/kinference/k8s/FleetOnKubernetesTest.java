@@ -20,7 +20,6 @@ import dev.kinference.routing.Picker;
 import dev.kinference.routing.Router;
 import dev.kinference.routing.RoutingDecision;
 import dev.kinference.routing.Usage;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -66,7 +65,7 @@ class FleetOnKubernetesTest {
 
   private Router router(SplittableRandom random, AtomicLong clock, Picker picker) {
     KubernetesEndpointSource source = KubernetesEndpointSource.builder().config(api.config()).namespace(NS)
-        .service("vllm").transport(WatchTransport.WEBSOCKET).backoff(Duration.ofMillis(50), Duration.ofMillis(400))
+        .service("vllm")
         .build();
     Router r = Router.builder().endpointSource(source).cacheIndex(new PreciseCacheIndex()).ticker(clock::get)
         .random(random).picker(picker).build();

@@ -156,7 +156,7 @@ class HelmChartTest {
       if (doc == null) {
         continue;
       }
-      JsonNode node = ApiClient.JSON.valueToTree(doc);
+      JsonNode node = EndpointMapper.JSON.valueToTree(doc);
       String key = node.path("kind").asText() + "/" + node.path("metadata").path("name").asText();
       assertThat(out.put(key, node)).as("duplicate %s", key).isNull();
     }
@@ -286,7 +286,7 @@ class HelmChartTest {
     String text = Files.readString(Path.of("..", "deploy", "examples", "vllm-qwen3.yaml"));
     JsonNode deployment = null;
     for (Object doc : new Load(LoadSettings.builder().build()).loadAllFromString(text)) {
-      JsonNode n = ApiClient.JSON.valueToTree(doc);
+      JsonNode n = EndpointMapper.JSON.valueToTree(doc);
       if (n.path("kind").asText().equals("Deployment")) {
         deployment = n;
       }
@@ -695,7 +695,7 @@ class HelmChartTest {
     try {
       for (Map.Entry<String, Map<String, Object>> s : SCENARIOS.entrySet()) {
         Path values = dir.resolve("values.json");
-        Files.writeString(values, ApiClient.JSON.writeValueAsString(nested(s.getValue())));
+        Files.writeString(values, EndpointMapper.JSON.writeValueAsString(nested(s.getValue())));
         Process p = new ProcessBuilder(Objects.requireNonNull(helm), "install", "kinference", CHART.toString(),
             "--namespace", "gateway", "--dry-run=client", "--output", "json", "--values", values.toString())
             .redirectError(dir.resolve("stderr").toFile()).redirectOutput(dir.resolve("stdout").toFile()).start();
@@ -711,7 +711,7 @@ class HelmChartTest {
           continue;
         }
         assertThat(p.exitValue()).as("%s: %s", s.getKey(), err).isZero();
-        JsonNode release = ApiClient.JSON.readTree(out);
+        JsonNode release = EndpointMapper.JSON.readTree(out);
         assertThat(manifests(release.path("manifest").asText())).as(s.getKey()).isEqualTo(ours.manifests());
         assertThat(release.at("/info/notes").asText()).as(s.getKey()).isEqualTo(ours.notes());
       }

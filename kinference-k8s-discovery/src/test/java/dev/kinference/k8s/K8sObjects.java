@@ -16,7 +16,7 @@ final class K8sObjects {
 
   /** A vLLM pod with the usual annotations, running, ready or not. */
   static ObjectNode pod(String name, String ip, boolean ready, String model) {
-    ObjectNode pod = ApiClient.JSON.createObjectNode();
+    ObjectNode pod = EndpointMapper.JSON.createObjectNode();
     pod.put("apiVersion", "v1");
     pod.put("kind", "Pod");
     ObjectNode meta = pod.putObject("metadata");
@@ -42,7 +42,7 @@ final class K8sObjects {
 
   /** An EndpointSlice of service {@code service}; each address maps to {pod name, ready, terminating}. */
   static ObjectNode slice(String name, String service, Map<String, Object[]> addresses) {
-    ObjectNode s = ApiClient.JSON.createObjectNode();
+    ObjectNode s = EndpointMapper.JSON.createObjectNode();
     s.put("apiVersion", "discovery.k8s.io/v1");
     s.put("kind", "EndpointSlice");
     ObjectNode meta = s.putObject("metadata");

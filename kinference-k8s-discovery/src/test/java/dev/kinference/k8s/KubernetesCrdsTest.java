@@ -294,7 +294,7 @@ class KubernetesCrdsTest {
         if (doc == null) {
           continue;
         }
-        JsonNode node = ApiClient.JSON.valueToTree(doc);
+        JsonNode node = EndpointMapper.JSON.valueToTree(doc);
         String kind = node.path("kind").asText();
         assertThat(crds).as("a CRD for %s", kind).containsKey(kind);
         List<String> problems = new ArrayList<>();
@@ -315,7 +315,7 @@ class KubernetesCrdsTest {
       doc.putObject("metadata").put("name", "every-field");
       doc.set("spec", sample(schema(e.getValue()).at("/properties/spec")));
       @SuppressWarnings("unchecked")
-      Map<String, Object> map = ApiClient.JSON.convertValue(doc, Map.class);
+      Map<String, Object> map = EndpointMapper.JSON.convertValue(doc, Map.class);
       List<Problem> unknown = PolicyLoader.validate(map, e.getKey()).stream()
           .filter(p -> p.message().startsWith("unknown field")).toList();
       assertThat(unknown).as("fields of the %s CRD the Java model does not know", e.getKey()).isEmpty();

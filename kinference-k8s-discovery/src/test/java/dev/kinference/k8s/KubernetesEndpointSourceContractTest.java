@@ -9,7 +9,6 @@ import static dev.kinference.k8s.K8sObjects.slice;
 
 import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.testkit.EndpointSourceContract;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,7 +34,6 @@ class KubernetesEndpointSourceContractTest extends EndpointSourceContract {
 
   @Override
   protected EndpointSource createSource() {
-    return KubernetesEndpointSource.builder().config(api.config()).namespace(NS).service("vllm")
-        .transport(WatchTransport.WEBSOCKET).backoff(Duration.ofMillis(50), Duration.ofMillis(400)).build();
+    return KubernetesEndpointSource.builder().config(api.config()).namespace(NS).service("vllm").build();
   }
 }

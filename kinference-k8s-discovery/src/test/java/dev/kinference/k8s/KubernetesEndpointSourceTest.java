@@ -42,8 +42,7 @@ class KubernetesEndpointSourceTest {
   }
 
   private KubernetesEndpointSource.Builder sourceBuilder() {
-    return KubernetesEndpointSource.builder().config(api.config()).namespace(NS).service("vllm")
-        .transport(WatchTransport.WEBSOCKET).backoff(Duration.ofMillis(50), Duration.ofMillis(400));
+    return KubernetesEndpointSource.builder().config(api.config()).namespace(NS).service("vllm");
   }
 
   @Test
@@ -106,7 +105,9 @@ class KubernetesEndpointSourceTest {
   void aDroppedConnectionIsReconnectedAndChangesMeanwhileArrive() throws Exception {
     api.create(PODS, pod("vllm-a", "192.0.2.1", true, "qwen3"));
     api.create(SLICES, slice("vllm-1", "vllm", Map.of("192.0.2.1", at("vllm-a", true, false))));
-    source = sourceBuilder().backoff(Duration.ofSeconds(1), Duration.ofSeconds(2)).build();
+    // fabric8's WebSocket watches on the JDK client do not notice a connection closed under them: the watchdog does
+    // (the watch has heard nothing for idleTimeout), here after a second.
+    source = sourceBuilder().idleTimeout(Duration.ofSeconds(1)).checkInterval(Duration.ofMillis(200)).build();
     source.start(deliveries);
     deliveries.awaitIds("llm/vllm-a");
     awaitWatches(2);
@@ -122,9 +123,7 @@ class KubernetesEndpointSourceTest {
     deliveries.awaitIds("llm/vllm-a", "llm/vllm-b");
 
     assertThat(api.proxy.accepted()).isGreaterThan(connections);
-    for (ResourceWatcher w : source.watchers()) {
-      assertThat(w.stats().watches()).as(w.name() + " watches").isGreaterThanOrEqualTo(2);
-    }
+    assertThat(source.generations()).isGreaterThanOrEqualTo(2);
     // The endpoints were never withdrawn while the connection was down.
     assertThat(source.currentEndpoints()).extracting(Endpoint::id).containsExactly("llm/vllm-a", "llm/vllm-b");
   }
@@ -184,8 +183,7 @@ class KubernetesEndpointSourceTest {
     ((ObjectNode) other.get("metadata").get("labels")).put("app", "web");
     api.create(PODS, other);
 
-    source = KubernetesEndpointSource.builder().config(api.config()).namespace(NS).podSelector("app=vllm")
-        .transport(WatchTransport.WEBSOCKET).backoff(Duration.ofMillis(50), Duration.ofMillis(400)).build();
+    source = KubernetesEndpointSource.builder().config(api.config()).namespace(NS).podSelector("app=vllm").build();
     source.start(deliveries);
     List<Endpoint> set = deliveries.awaitIds("llm/vllm-a");
     assertThat(set.get(0).uri()).isEqualTo(URI.create("http://192.0.2.1:8000"));

@@ -10,7 +10,6 @@ import dev.kinference.policy.model.Resource;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -55,7 +54,7 @@ class PolicyResourceSourceTest {
 
   static JsonNode yaml(String text) {
     Object o = new Load(LoadSettings.builder().build()).loadFromString(text);
-    return ApiClient.JSON.valueToTree(o);
+    return EndpointMapper.JSON.valueToTree(o);
   }
 
   private static String path(String plural) {
@@ -146,8 +145,7 @@ class PolicyResourceSourceTest {
     api.create(path("inferencepools"), yaml(BAD_POOL));
     api.create(path("modelaliases"), yaml(DANGLING_ALIAS));
 
-    source = PolicyResourceSource.builder().config(api.config()).namespace(NS).transport(WatchTransport.WEBSOCKET)
-        .backoff(Duration.ofMillis(50), Duration.ofMillis(400)).build();
+    source = PolicyResourceSource.builder().config(api.config()).namespace(NS).build();
     source.start(configs::add);
     PolicyConfig first = await("the four valid objects", c -> c.resources().size() == 4);
     assertThat(refs(first)).containsExactly("InferencePolicy/default", "InferencePool/qwen3", "ModelAlias/chat",
@@ -191,7 +189,7 @@ class PolicyResourceSourceTest {
         var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
             "http://127.0.0.1:" + api.server.getPort() + "/api/v1/namespaces/" + NS + "/events")).build(),
             java.net.http.HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        JsonNode list = ApiClient.JSON.readTree(r.body());
+        JsonNode list = EndpointMapper.JSON.readTree(r.body());
         if (list.path("items").size() >= n || System.nanoTime() > deadline) {
           return list;
         }
