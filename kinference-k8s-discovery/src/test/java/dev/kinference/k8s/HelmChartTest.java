@@ -31,6 +31,9 @@ import org.snakeyaml.engine.v2.api.LoadSettings;
  */
 class HelmChartTest {
 
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
   static final Path CHART = Path.of("..", "deploy", "helm", "kinference");
 
   /** Value overrides, by dotted path as with {@code --set}, that the tests and the comparison with Helm use. */
@@ -499,8 +502,8 @@ class HelmChartTest {
     JsonNode pod = scenario("scheduling").get("Deployment/kinference").at("/spec/template/spec");
     for (String key : List.of("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints")) {
       // through JSON text, so that numbers are the same kind of node on both sides
-      assertThat(pod.path(key)).as(key).isEqualTo(ApiClient.JSON.readTree(
-          ApiClient.JSON.writeValueAsString(plainNumbers(values.get(key)))));
+      assertThat(pod.path(key)).as(key).isEqualTo(JSON.readTree(
+          JSON.writeValueAsString(plainNumbers(values.get(key)))));
     }
     assertThat(pod.at("/topologySpreadConstraints/0/maxSkew").isIntegralNumber()).isTrue();
     Rendered r = scenario("no spreading, cpu limit");
@@ -560,7 +563,7 @@ class HelmChartTest {
     List<String> out = new ArrayList<>();
     String text = Files.readString(Path.of("..", "deploy", "examples", "policies.yaml"));
     for (Object doc : new Load(LoadSettings.builder().build()).loadAllFromString(text)) {
-      JsonNode n = ApiClient.JSON.valueToTree(doc);
+      JsonNode n = JSON.valueToTree(doc);
       if (n.path("kind").asText().equals("ExternalProvider") && n.at("/spec/apiKey").has("env")) {
         out.add(n.at("/spec/apiKey/env").asText());
       }
