@@ -1,0 +1,171 @@
+package dev.kinference.policy.classify;
+
+import java.util.Set;
+
+/**
+ * A person's profile: a name together with a postal address or a date of birth. Heuristics, in many languages:
+ * <ul>
+ *   <li>a date of birth is a label (DOB, date of birth, Geburtsdatum, date de naissance, fecha de nacimiento, data di
+ *       nascita, 生年月日, 出生日期, ...) or a phrase (born on, geboren am, né le, nacido el, nato il, ...) followed
+ *       closely by a date; a form label with a date is enough, a phrase needs a name near it;</li>
+ *   <li>an address is a house number with a street word (12 Baker Street, Hauptstraße 5, 12 rue de la Paix, Calle
+ *       Mayor 5, Via Roma 12, Kerkstraat 10, Rua Augusta 100, ul. Długa 5, 中山路123号, 1丁目2番3号) or a postal code
+ *       and a city (10115 Berlin, 75001 Paris, 1012 AB Amsterdam, 00-950 Warszawa, Springfield, IL 62704, SW1A 1AA);
+ *       it needs a name near it;</li>
+ *   <li>a name is a label ("Name:", "my name is", "je m'appelle", "me llamo", "меня зовут", "我叫", ...) or two
+ *       capitalised words.</li>
+ * </ul>
+ * Hand-written: named-entity recognisers (OpenNLP, CoreNLP) need models per language and cost far more than the
+ * budget; an external recogniser can be added as another detector (Presidio).
+ */
+final class PersonProfiles {
+
+  private static final String[] DOB_LABELS = {"dob", "d.o.b", "date of birth", "birth date", "birthdate",
+      "geburtsdatum", "geb.", "date de naissance", "fecha de nacimiento", "fecha nac", "data di nascita",
+      "geboortedatum", "data de nascimento", "data urodzenia", "дата рождения", "生年月日", "出生日期", "出生年月",
+      "doğum tarihi", "تاريخ الميلاد", "जन्म तिथि", "जन्मतिथि", "생년월일", "date naiss", "nascimento",
+      "födelsedatum", "fødselsdato", "syntymäaika"};
+  private static final String[] DOB_PHRASES = {"born on", "born in", "was born", "birthday", "geboren am",
+      "geboren", "né le", "née le", "né en", "nacido el", "nacida el", "nació el", "nato il", "nata il", "nato a",
+      "geboren op", "nascido em", "nascida em", "nasceu em", "urodził", "urodzona", "родился", "родилась",
+      "出生于", "出生於", "生まれ", "doğdu", "ولد", "ولدت", "जन्म", "태어났"};
+  private static final String[] NAME_LABELS = {"name:", "name is", "my name", "named", "full name", "nom:",
+      "nom :", "je m'appelle", "ich heiße", "ich heisse", "mein name", "name lautet", "me llamo", "mi nombre",
+      "nombre:", "mi chiamo", "il mio nome", "nome:", "mijn naam", "ik heet", "meu nome", "chamo-me",
+      "nazywam się", "imię", "меня зовут", "имя", "фио", "我叫", "我的名字", "姓名", "名字", "氏名", "名前", "اسمي",
+      "الاسم", "मेरा नाम", "नाम", "제 이름", "이름", "adım", "ismim", "mr.", "mrs.", "ms.", "herr ", "frau ", "mme",
+      "sr.", "sra.", "sig.", "dr.", "patient", "customer", "kunde", "client", "cliente", "employee", "mitarbeiter",
+      "tenant", "mieter", "applicant", "antragsteller"};
+  private static final Set<String> NOT_NAMES = Set.of("The", "This", "That", "These", "My", "Our", "Your", "His",
+      "Her", "Their", "Please", "Hello", "Hi", "Dear", "Thanks", "Thank", "Der", "Die", "Das", "Le", "La", "Les",
+      "El", "Los", "Las", "Il", "Lo", "De", "Het", "Een", "Ein", "Eine", "Mein", "Meine", "Unser", "Unsere", "Street",
+      "Road", "Avenue", "January", "February", "March", "April", "May", "June", "July", "August", "September",
+      "October", "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+      "Sunday", "I", "We", "You", "It", "In", "On", "At", "For", "And", "Or", "But", "If", "When", "What", "How",
+      "Why", "Where", "Who", "Can", "Could", "Would", "Should", "Is", "Are", "Was", "Send", "Write", "Translate");
+  private static final int NAME_BEFORE = 160;
+  private static final int NAME_AFTER = 60;
+
+  private PersonProfiles() {}
+
+  static void find(NormalizedText t, Findings f) {
+    int last = -1000;
+    int[] anchors = Addresses.anchors(t);
+    for (int k = 0; k < anchors.length; k++) {
+      int p = anchors[k];
+      if (p - last > 100 && nameNear(t, p)) {
+        f.add(PersonalDataKind.PERSON, p, p + 1);
+        last = p;
+      }
+    }
+    String lower = t.lower();
+    for (String label : DOB_LABELS) {
+      last = dobs(t, lower, label, true, f, last);
+    }
+    for (String phrase : DOB_PHRASES) {
+      last = dobs(t, lower, phrase, false, f, last);
+    }
+  }
+
+  private static int dobs(NormalizedText t, String lower, String word, boolean label, Findings f, int last) {
+    int from = 0;
+    int reported = last;
+    while (true) {
+      int at = lower.indexOf(word, from);
+      if (at < 0) {
+        return reported;
+      }
+      from = at + word.length();
+      if (Chars.isAsciiLetter(word.charAt(0)) && (Chars.isAsciiLetter(at(lower, at - 1))
+          || (word.length() <= 4 && Chars.isAsciiLetter(at(lower, from))))) {
+        continue;
+      }
+      if (Math.abs(at - reported) > 100 && dateAfter(t.text(), from, from + 32) && (label || nameNear(t, at))
+          && !f.claimed(at, from)) {
+        f.add(PersonalDataKind.PERSON, at, from);
+        reported = at;
+      }
+    }
+  }
+
+  private static char at(String s, int i) {
+    return i >= 0 && i < s.length() ? s.charAt(i) : ' ';
+  }
+
+  /** A date in {@code [from, to)}: a year 1900-2039, or three numbers joined by {@code . / -}. */
+  static boolean dateAfter(String s, int from, int to) {
+    int end = Math.min(s.length(), to);
+    int i = from;
+    while (i < end) {
+      if (!Chars.isDigit(s.charAt(i)) || (i > 0 && Chars.isDigit(s.charAt(i - 1)))) {
+        i++;
+        continue;
+      }
+      int j = i;
+      while (j < s.length() && Chars.isDigit(s.charAt(j))) {
+        j++;
+      }
+      if (j - i == 4) {
+        int y = Integer.parseInt(s, i, j, 10);
+        if (y >= 1900 && y <= 2039) {
+          return true;
+        }
+      }
+      if (j - i <= 2 && j + 1 < s.length() && ".-/".indexOf(s.charAt(j)) >= 0 && Chars.isDigit(s.charAt(j + 1))) {
+        int k = j + 1;
+        while (k < s.length() && Chars.isDigit(s.charAt(k))) {
+          k++;
+        }
+        if (k - j - 1 <= 2 && k + 1 < s.length() && s.charAt(k) == s.charAt(j) && Chars.isDigit(s.charAt(k + 1))) {
+          return true;
+        }
+      }
+      i = j;
+    }
+    return false;
+  }
+
+  /** A name label or two capitalised words near {@code p}. */
+  static boolean nameNear(NormalizedText t, int p) {
+    int from = Math.max(0, p - NAME_BEFORE);
+    int to = Math.min(t.length(), p + NAME_AFTER);
+    return Chars.near(t.lower(), from, to, NAME_LABELS) || capitalisedPair(t.text(), from, to);
+  }
+
+  /** Two capitalised words in a row ({@code Jane Doe}, {@code María José García}), not sentence furniture. */
+  static boolean capitalisedPair(String s, int from, int to) {
+    int i = from;
+    int previousEnd = -10;
+    boolean previousName = false;
+    while (i < to) {
+      char c = s.charAt(i);
+      if (!Character.isLetter(c) || (i > 0 && Character.isLetter(s.charAt(i - 1)))) {
+        i++;
+        continue;
+      }
+      int j = i + 1;
+      while (j < s.length() && Character.isLetter(s.charAt(j))) {
+        j++;
+      }
+      boolean name = j - i >= 2 && Character.isUpperCase(c) && Character.isLowerCase(s.charAt(i + 1))
+          && allLowerAfterFirst(s, i, j) && !NOT_NAMES.contains(s.substring(i, j));
+      if (name && previousName && i - previousEnd == 1 && (s.charAt(previousEnd) == ' '
+          || s.charAt(previousEnd) == '-')) {
+        return true;
+      }
+      previousName = name;
+      previousEnd = j;
+      i = j;
+    }
+    return false;
+  }
+
+  private static boolean allLowerAfterFirst(String s, int from, int to) {
+    for (int k = from + 1; k < to; k++) {
+      if (!Character.isLowerCase(s.charAt(k))) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

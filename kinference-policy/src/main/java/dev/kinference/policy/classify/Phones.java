@@ -1,0 +1,124 @@
+package dev.kinference.policy.classify;
+
+import com.google.i18n.phonenumbers.NumberParseException;
+import com.google.i18n.phonenumbers.PhoneNumberUtil;
+import com.google.i18n.phonenumbers.Phonenumber.PhoneNumber;
+
+/**
+ * Phone numbers, validated by Google's libphonenumber ({@code com.googlecode.libphonenumber}): international
+ * ({@code +} or {@code 00}) numbers of any country, national numbers of the EU, UK, US, India, China, Brazil, Japan
+ * and the Gulf states. libphonenumber's own {@code findNumbers} is not used: over a dozen default regions it costs
+ * far more than the budget (it runs its regular expressions over the whole text once per region), so a cheap
+ * pre-filter over {@link DigitRun}s rejects dates, times, IP addresses, versions, decimals, ports and thousands and
+ * only the survivors are parsed ({@code PhoneNumberUtil.parse} then {@code isValidNumber}). A national number
+ * without a trunk prefix, parenthesis or separator needs a phone keyword nearby (order numbers are like that).
+ */
+final class Phones {
+
+  private static final PhoneNumberUtil UTIL = PhoneNumberUtil.getInstance();
+  /** Regions tried for national numbers, most likely first. */
+  private static final String[] REGIONS = {"US", "GB", "DE", "FR", "IN", "CN", "BR", "JP", "ES", "IT", "NL", "AE",
+      "SA", "QA", "KW", "BH", "OM", "PL", "PT", "AT", "BE", "CH", "SE", "IE", "DK", "FI", "GR", "CZ", "RO", "HU"};
+  private static final String[] KEYWORDS = {"phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms",
+      "text me", "ring", "handy", "telefon", "rufnummer", "nummer", "téléphone", "telephone", "portable", "numéro",
+      "teléfono", "telefono", "móvil", "movil", "cellulare", "número", "numero", "celular", "telefoon", "mobiel",
+      "telefone", "komórk", "телефон", "номер", "电话", "手机", "電話", "携帯", "番号", "هاتف", "جوال", "رقم",
+      "फ़ोन", "फोन", "मोबाइल", "전화", "휴대폰", "contact", "reach me", "dial"};
+
+  private Phones() {}
+
+  /** Whether {@code run} is a phone number (and then it is added). */
+  static boolean phone(DigitRun r, NormalizedText t, Findings f) {
+    String s = t.text();
+    if (r.nd < 7 || r.nd > 15 || rejected(r, s)) {
+      return false;
+    }
+    String candidate = s.substring(r.start, r.end);
+    boolean international = r.plus || (r.digits[0] == '0' && r.digits[1] == '0' && !r.paren);
+    boolean valid;
+    if (international) {
+      valid = r.nd >= 9 && valid(r.plus ? candidate : "+" + candidate.substring(2), "ZZ");
+    } else {
+      valid = nationalShape(r, t) && validNational(candidate);
+    }
+    if (valid) {
+      f.add(PersonalDataKind.PHONE, r.start, r.end);
+    }
+    return valid;
+  }
+
+  private static boolean valid(String candidate, String region) {
+    try {
+      PhoneNumber number = UTIL.parse(candidate, region);
+      return UTIL.isValidNumber(number);
+    } catch (NumberParseException e) {
+      return false;
+    }
+  }
+
+  private static boolean validNational(String candidate) {
+    for (String region : REGIONS) {
+      try {
+        PhoneNumber number = UTIL.parse(candidate, region);
+        if (UTIL.isValidNumberForRegion(number, region)) {
+          return true;
+        }
+      } catch (NumberParseException e) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /** Shapes that are not phone numbers whatever a region says: dates, times, IPs, versions, ports, thousands. */
+  private static boolean rejected(DigitRun r, String s) {
+    char before = r.start > 0 ? s.charAt(r.start - 1) : ' ';
+    char after = r.end < s.length() ? s.charAt(r.end) : ' ';
+    if (after == ':' || before == ':' || after == '%' || before == '=' || before == '#' || before == '@') {
+      return true; // 10:00, host:8080, 20%, x=, #1234, @2x
+    }
+    if (date(r)) {
+      return true;
+    }
+    if (r.dot && r.groupCount <= 4) {
+      return true; // 192.168.1.10, 1.2.3, 3.14159
+    }
+    if (r.groupCount >= 2 && r.groups[0] <= 3) {
+      boolean thousands = true;
+      for (int g = 1; g < r.groupCount; g++) {
+        thousands &= r.groups[g] == 3;
+      }
+      if (thousands && !(r.groupCount == 2 && r.groups[0] == 3) && r.seps[0] != '-') {
+        return true; // 1 000 000
+      }
+    }
+    return false;
+  }
+
+  private static boolean date(DigitRun r) {
+    int g0 = r.groups[0];
+    if (r.groupCount >= 3 && ((g0 == 4 && r.groups[1] <= 2 && r.groups[2] <= 2)
+        || (g0 <= 2 && r.groups[1] <= 2 && (r.groups[2] == 4 || r.groups[2] == 2) && r.groupCount <= 4
+            && r.seps[0] != ' ' && r.seps[0] == r.seps[1]))) {
+      return true; // 2024-01-02 10, 02.01.2024, 01/02/24
+    }
+    // 20240102 1000, 2024 01 02: a year of this century or the last at the start and a month after it
+    if (g0 >= 8 && ((r.digits[0] == '1' && r.digits[1] == '9') || (r.digits[0] == '2' && r.digits[1] == '0'))) {
+      int month = (r.digits[4] - '0') * 10 + (r.digits[5] - '0');
+      int day = (r.digits[6] - '0') * 10 + (r.digits[7] - '0');
+      return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+    }
+    return false;
+  }
+
+  /** A national number must look like one: trunk prefix, parenthesis, grouping, or a phone keyword before it. */
+  private static boolean nationalShape(DigitRun r, NormalizedText t) {
+    if (Chars.near(t.lower(), r.start - 40, r.start, KEYWORDS)) {
+      return true;
+    }
+    if (r.digits[0] == '0' || r.paren) {
+      return r.nd >= 9;
+    }
+    return r.groupCount >= 2 && r.nd >= 10 && r.groups[0] >= 2;
+  }
+}
