@@ -1,6 +1,7 @@
 package dev.kinference.policy.classify;
 
 import java.util.Arrays;
+import java.util.Set;
 
 /**
  * Where postal addresses seem to be, for {@link PersonProfiles}: a house number beside a street word, or a postal
@@ -16,6 +17,10 @@ final class Addresses {
       "travessa", "praça", "av.", "alameda", "ul.", "ulica", "al.", "ул.", "улица", "проспект", "пр.", "cadde",
       "caddesi", "sokak", "sok.", "mahallesi", "straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
       "straat", "laan", "gracht", "plein", "kade", "steeg", "vej", "gatan", "gata", "katu"};
+  /** Street words written before the street's name, with the house number after it (Calle Mayor 5, Via Roma 12). */
+  private static final Set<String> NUMBER_AFTER = Set.of("calle", "c/", "avenida", "avda.", "plaza", "paseo",
+      "carrer", "via", "viale", "piazza", "corso", "largo", "rua", "travessa", "praça", "av.", "alameda", "ul.",
+      "ulica", "al.", "ул.", "улица", "проспект", "пр.", "cadde", "caddesi", "sokak", "sok.", "avenue", "rue");
   /** Street suffixes of compound names (Hauptstraße, Kerkstraat, Bahnhofplatz), followed by a house number. */
   private static final String[] STREET_SUFFIXES = {"straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
       "ring", "damm", "ufer", "straat", "laan", "gracht", "plein", "kade", "steeg", "singel", "vej", "gatan",
@@ -30,7 +35,8 @@ final class Addresses {
     String lower = t.lower();
     for (String w : STREET_WORDS) {
       for (int at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + 1)) {
-        if (wholeWord(lower, at, w) && (numberBefore(lower, at) || numberAfter(lower, at + w.length()))) {
+        if (wholeWord(lower, at, w) && (numberBefore(lower, at)
+            || (NUMBER_AFTER.contains(w) && numberAfter(lower, at + w.length())))) {
           out.add(at);
         }
       }

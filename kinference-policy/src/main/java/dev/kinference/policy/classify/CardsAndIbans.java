@@ -19,7 +19,8 @@ final class CardsAndIbans {
     if (run.plus || run.paren || run.slash || run.nd < 13 || run.nd > 19) {
       return false;
     }
-    if (run.groupCount > 1 && !(run.onlySeparator(' ') || run.onlySeparator('-') || run.onlySeparator('.'))) {
+    if (run.groupCount > 1 && !((run.onlySeparator(' ') || run.onlySeparator('-') || run.onlySeparator('.'))
+        && grouped(run))) {
       return false;
     }
     if (!Checksums.luhn(run.digits, run.nd) || !knownIssuer(run.digits, run.nd)) {
@@ -27,6 +28,19 @@ final class CardsAndIbans {
     }
     f.add(PersonalDataKind.PAYMENT_CARD, run.start, run.end);
     return true;
+  }
+
+  /** Printed as cards are: groups of four (the last may be shorter), or 4-6-5 and 4-6-4 (Amex, Diners). */
+  private static boolean grouped(DigitRun run) {
+    if (run.shaped(4, 6, 5) || run.shaped(4, 6, 4)) {
+      return true;
+    }
+    for (int g = 0; g < run.groupCount - 1; g++) {
+      if (run.groups[g] != 4) {
+        return false;
+      }
+    }
+    return run.groups[run.groupCount - 1] <= 4;
   }
 
   static boolean knownIssuer(char[] d, int n) {

@@ -43,6 +43,8 @@ final class PersonProfiles {
       "October", "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
       "Sunday", "I", "We", "You", "It", "In", "On", "At", "For", "And", "Or", "But", "If", "When", "What", "How",
       "Why", "Where", "Who", "Can", "Could", "Would", "Should", "Is", "Are", "Was", "Send", "Write", "Translate");
+  private static final Set<String> PARTICLES = Set.of("de", "van", "von", "der", "den", "da", "di", "del", "della",
+      "dos", "das", "do", "du", "le", "la", "ten", "ter", "bin", "al", "el", "y", "zu");
   private static final int NAME_BEFORE = 160;
   private static final int NAME_AFTER = 60;
 
@@ -146,6 +148,11 @@ final class PersonProfiles {
       int j = i + 1;
       while (j < s.length() && Character.isLetter(s.charAt(j))) {
         j++;
+      }
+      if (PARTICLES.contains(s.substring(i, j)) && previousName && i - previousEnd == 1) {
+        previousEnd = j; // Pieter de Vries, Ludwig van Beethoven, Maria da Silva
+        i = j;
+        continue;
       }
       boolean name = j - i >= 2 && Character.isUpperCase(c) && Character.isLowerCase(s.charAt(i + 1))
           && allLowerAfterFirst(s, i, j) && !NOT_NAMES.contains(s.substring(i, j));

@@ -2,6 +2,7 @@ package dev.kinference.policy.classify;
 
 import com.google.i18n.phonenumbers.NumberParseException;
 import com.google.i18n.phonenumbers.PhoneNumberUtil;
+import com.google.i18n.phonenumbers.PhoneNumberUtil.PhoneNumberFormat;
 import com.google.i18n.phonenumbers.Phonenumber.PhoneNumber;
 
 /**
@@ -19,11 +20,11 @@ final class Phones {
   /** Regions tried for national numbers, most likely first. */
   private static final String[] REGIONS = {"US", "GB", "DE", "FR", "IN", "CN", "BR", "JP", "ES", "IT", "NL", "AE",
       "SA", "QA", "KW", "BH", "OM", "PL", "PT", "AT", "BE", "CH", "SE", "IE", "DK", "FI", "GR", "CZ", "RO", "HU"};
-  private static final String[] KEYWORDS = {"phone", "tel", "call", "mobile", "cell", "fax", "whatsapp", "sms",
-      "text me", "ring", "handy", "telefon", "rufnummer", "nummer", "téléphone", "telephone", "portable", "numéro",
-      "teléfono", "telefono", "móvil", "movil", "cellulare", "número", "numero", "celular", "telefoon", "mobiel",
-      "telefone", "komórk", "телефон", "номер", "电话", "手机", "電話", "携帯", "番号", "هاتف", "جوال", "رقم",
-      "फ़ोन", "फोन", "मोबाइल", "전화", "휴대폰", "contact", "reach me", "dial"};
+  private static final String[] KEYWORDS = {"phone", "tel.", "tel:", "tel ", "call", "mobile", "cell", "fax",
+      "whatsapp", "sms", "text me", "ring me", "handy", "telefon", "rufnummer", "téléphone", "telephone", "portable",
+      "teléfono", "telefono", "móvil", "movil", "cellulare", "celular", "telefoon", "mobiel", "telefone", "komórk",
+      "телефон", "мобильн", "电话", "手机", "電話", "携帯", "هاتف", "جوال", "फ़ोन", "फोन", "मोबाइल", "전화", "휴대폰",
+      "contact", "reach me", "dial"};
 
   private Phones() {}
 
@@ -39,7 +40,7 @@ final class Phones {
     if (international) {
       valid = r.nd >= 9 && valid(r.plus ? candidate : "+" + candidate.substring(2), "ZZ");
     } else {
-      valid = nationalShape(r, t) && validNational(candidate);
+      valid = validNational(candidate, nationalShape(r, t));
     }
     if (valid) {
       f.add(PersonalDataKind.PHONE, r.start, r.end);
@@ -56,11 +57,20 @@ final class Phones {
     }
   }
 
-  private static boolean validNational(String candidate) {
+  /**
+   * Valid in one of {@link #REGIONS}; unless {@code shaped} (keyword, trunk prefix or parenthesis), also grouped as
+   * that region prints its numbers (its last group as long as the candidate's): {@code 2024-000123} is an invoice.
+   */
+  private static boolean validNational(String candidate, Shape shaped) {
+    if (shaped == Shape.NO) {
+      return false;
+    }
     for (String region : REGIONS) {
       try {
         PhoneNumber number = UTIL.parse(candidate, region);
-        if (UTIL.isValidNumberForRegion(number, region)) {
+        if (UTIL.isValidNumberForRegion(number, region)
+            && (shaped == Shape.YES || lastGroup(UTIL.format(number, PhoneNumberFormat.NATIONAL))
+                == lastGroup(candidate))) {
           return true;
         }
       } catch (NumberParseException e) {
@@ -68,6 +78,18 @@ final class Phones {
       }
     }
     return false;
+  }
+
+  private static int lastGroup(String s) {
+    int end = s.length();
+    while (end > 0 && !Chars.isDigit(s.charAt(end - 1))) {
+      end--;
+    }
+    int start = end;
+    while (start > 0 && Chars.isDigit(s.charAt(start - 1))) {
+      start--;
+    }
+    return end - start;
   }
 
   /** Shapes that are not phone numbers whatever a region says: dates, times, IPs, versions, ports, thousands. */
@@ -83,7 +105,7 @@ final class Phones {
     if (r.dot && r.groupCount <= 4) {
       return true; // 192.168.1.10, 1.2.3, 3.14159
     }
-    if (r.groupCount >= 2 && r.groups[0] <= 3) {
+    if (!r.plus && r.groupCount >= 2 && r.groups[0] <= 3) {
       boolean thousands = true;
       for (int g = 1; g < r.groupCount; g++) {
         thousands &= r.groups[g] == 3;
@@ -111,14 +133,16 @@ final class Phones {
     return false;
   }
 
-  /** A national number must look like one: trunk prefix, parenthesis, grouping, or a phone keyword before it. */
-  private static boolean nationalShape(DigitRun r, NormalizedText t) {
+  private enum Shape { YES, IF_GROUPED_AS_PRINTED, NO }
+
+  /** A national number must look like one: a phone keyword before it, a trunk prefix or parenthesis, or grouping. */
+  private static Shape nationalShape(DigitRun r, NormalizedText t) {
     if (Chars.near(t.lower(), r.start - 40, r.start, KEYWORDS)) {
-      return true;
+      return Shape.YES;
     }
     if (r.digits[0] == '0' || r.paren) {
-      return r.nd >= 9;
+      return r.nd >= 9 ? Shape.YES : Shape.NO;
     }
-    return r.groupCount >= 2 && r.nd >= 10 && r.groups[0] >= 2;
+    return r.groupCount >= 2 && r.nd >= 10 && r.groups[0] >= 2 ? Shape.IF_GROUPED_AS_PRINTED : Shape.NO;
   }
 }
