@@ -10,7 +10,7 @@ import java.util.Set;
 final class Addresses {
 
   /** Street words written after the street's name, before or after a house number (12 Baker Street, Main St 5). */
-  private static final String[] STREET_WORDS = {"street", "st.", "st", "road", "rd.", "rd", "avenue", "ave.", "ave",
+  static final String[] STREET_WORDS = {"street", "st.", "st", "road", "rd.", "rd", "avenue", "ave.", "ave",
       "lane", "ln.", "drive", "dr.", "boulevard", "blvd", "blvd.", "way", "place", "court", "terrace", "crescent",
       "close", "square", "highway", "parkway", "rue", "avenue", "allée", "impasse", "chemin", "quai", "calle",
       "c/", "avenida", "avda.", "plaza", "paseo", "carrer", "via", "viale", "piazza", "corso", "largo", "rua",
@@ -22,39 +22,35 @@ final class Addresses {
       "carrer", "via", "viale", "piazza", "corso", "largo", "rua", "travessa", "praça", "av.", "alameda", "ul.",
       "ulica", "al.", "ул.", "улица", "проспект", "пр.", "cadde", "caddesi", "sokak", "sok.", "avenue", "rue");
   /** Street suffixes of compound names (Hauptstraße, Kerkstraat, Bahnhofplatz), followed by a house number. */
-  private static final String[] STREET_SUFFIXES = {"straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
+  static final String[] STREET_SUFFIXES = {"straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
       "ring", "damm", "ufer", "straat", "laan", "gracht", "plein", "kade", "steeg", "singel", "vej", "gatan",
       "gata", "katu", "veien"};
   /** CJK address parts after a number: 中山路123号, 1丁目2番3号, 3번지. */
-  private static final String[] CJK_NUMBERED = {"号", "號", "丁目", "番地", "번지", "번길"};
+  static final String[] CJK_NUMBERED = {"号", "號", "丁目", "番地", "번지", "번길"};
 
   private Addresses() {}
 
-  static int[] anchors(NormalizedText t) {
+  static int[] anchors(NormalizedText t, Keywords.Hits hits) {
     Anchors out = new Anchors();
     String lower = t.lower();
-    for (String w : STREET_WORDS) {
-      for (int at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + 1)) {
-        if (wholeWord(lower, at, w) && (numberBefore(lower, at)
-            || (NUMBER_AFTER.contains(w) && numberAfter(lower, at + w.length())))) {
-          out.add(at);
-        }
+    for (int k = 0; k < hits.count(ProfileKeywords.STREET); k++) {
+      int at = hits.start(ProfileKeywords.STREET, k);
+      String w = lower.substring(at, hits.end(ProfileKeywords.STREET, k));
+      if (wholeWord(lower, at, w) && (numberBefore(lower, at)
+          || (NUMBER_AFTER.contains(w) && numberAfter(lower, at + w.length())))) {
+        out.add(at);
       }
     }
-    for (String w : STREET_SUFFIXES) {
-      for (int at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + 1)) {
-        int end = at + w.length();
-        if (at > 0 && Character.isLetter(lower.charAt(at - 1)) && !Character.isLetter(charAt(lower, end))
-            && houseNumberAt(lower, skipSpace(lower, end))) {
-          out.add(at);
-        }
+    for (int k = 0; k < hits.count(ProfileKeywords.STREET_SUFFIX); k++) {
+      int at = hits.start(ProfileKeywords.STREET_SUFFIX, k);
+      if (houseNumberAt(lower, skipSpace(lower, hits.end(ProfileKeywords.STREET_SUFFIX, k)))) {
+        out.add(at);
       }
     }
-    for (String w : CJK_NUMBERED) {
-      for (int at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + 1)) {
-        if (at > 0 && Chars.isDigit(lower.charAt(at - 1))) {
-          out.add(at);
-        }
+    for (int k = 0; k < hits.count(ProfileKeywords.CJK_NUMBERED); k++) {
+      int at = hits.start(ProfileKeywords.CJK_NUMBERED, k);
+      if (at > 0 && Chars.isDigit(lower.charAt(at - 1))) {
+        out.add(at);
       }
     }
     postalCodes(t.text(), out);

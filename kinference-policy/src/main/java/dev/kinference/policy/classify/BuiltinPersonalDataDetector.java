@@ -37,9 +37,10 @@ public final class BuiltinPersonalDataDetector implements PersonalDataDetector {
     CardsAndIbans.ibans(t.text(), f);
     Emails.find(t, f);
     NationalIds.words(t.text(), t.lower(), f);
-    Passports.find(t, f);
+    Keywords.Hits hits = ProfileKeywords.INDEX.scan(t.lower());
+    Passports.find(t, hits, f);
     numbers(t, f);
-    PersonProfiles.find(t, f);
+    PersonProfiles.find(t, hits, f);
     return f.result();
   }
 

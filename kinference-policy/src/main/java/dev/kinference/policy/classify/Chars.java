@@ -42,7 +42,7 @@ final class Chars {
   static int find(String lower, int from, int to, String... words) {
     int best = -1;
     for (String w : words) {
-      int at = lower.indexOf(w, from);
+      int at = lower.indexOf(w, from, to);
       while (at >= 0 && at + w.length() <= to) {
         if (!isAsciiLetter(w.charAt(0)) || at == 0 || !isAsciiLetter(lower.charAt(at - 1))) {
           if (best < 0 || at < best) {
@@ -50,7 +50,7 @@ final class Chars {
           }
           break;
         }
-        at = lower.indexOf(w, at + 1);
+        at = lower.indexOf(w, at + 1, to);
       }
     }
     return best;

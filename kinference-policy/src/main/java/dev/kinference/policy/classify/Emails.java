@@ -39,7 +39,8 @@ final class Emails {
       int markerLen = 0;
       if (c == '@') {
         markerLen = 1;
-      } else if (c == ' ' || c == '[' || c == '(' || c == '{' || c == '<') {
+      } else if ((c == ' ' && i + 1 < n && (s.charAt(i + 1) == 'a' || s.charAt(i + 1) == '@' || s.charAt(i + 1) == '['
+          || s.charAt(i + 1) == '(' || s.charAt(i + 1) == '{')) || c == '[' || c == '(' || c == '{' || c == '<') {
         markerLen = markerAt(s, i, AT_MARKERS);
       }
       if (markerLen == 0) {

@@ -16,26 +16,15 @@ final class Passports {
 
   private Passports() {}
 
-  static void find(NormalizedText t, Findings f) {
-    String lower = t.lower();
+  static void find(NormalizedText t, Keywords.Hits hits, Findings f) {
     String s = t.text();
-    for (String k : KEYWORDS) {
-      int from = 0;
-      while (true) {
-        int at = lower.indexOf(k, from);
-        if (at < 0) {
-          break;
-        }
-        from = at + k.length();
-        if (Chars.isAsciiLetter(k.charAt(0)) && at > 0 && Chars.isAsciiLetter(lower.charAt(at - 1))) {
-          continue;
-        }
-        long span = number(s, from, Math.min(s.length(), from + WINDOW));
-        int start = (int) (span >>> 32);
-        int end = (int) span;
-        if (span >= 0 && !f.claimed(start, end)) {
-          f.add(PersonalDataKind.PASSPORT, start, end);
-        }
+    for (int k = 0; k < hits.count(ProfileKeywords.PASSPORT); k++) {
+      int from = hits.end(ProfileKeywords.PASSPORT, k);
+      long span = number(s, from, Math.min(s.length(), from + WINDOW));
+      int start = (int) (span >>> 32);
+      int end = (int) span;
+      if (span >= 0 && !f.claimed(start, end)) {
+        f.add(PersonalDataKind.PASSPORT, start, end);
       }
     }
   }

@@ -20,12 +20,12 @@ import java.util.Set;
  */
 final class PersonProfiles {
 
-  private static final String[] DOB_LABELS = {"dob", "d.o.b", "date of birth", "birth date", "birthdate",
+  static final String[] DOB_LABELS = {"dob", "d.o.b", "date of birth", "birth date", "birthdate",
       "geburtsdatum", "geb.", "date de naissance", "fecha de nacimiento", "fecha nac", "data di nascita",
       "geboortedatum", "data de nascimento", "data urodzenia", "дата рождения", "生年月日", "出生日期", "出生年月",
       "doğum tarihi", "تاريخ الميلاد", "जन्म तिथि", "जन्मतिथि", "생년월일", "date naiss", "nascimento",
       "födelsedatum", "fødselsdato", "syntymäaika"};
-  private static final String[] DOB_PHRASES = {"born on", "born in", "was born", "birthday", "geboren am",
+  static final String[] DOB_PHRASES = {"born on", "born in", "was born", "birthday", "geboren am",
       "geboren", "né le", "née le", "né en", "nacido el", "nacida el", "nació el", "nato il", "nata il", "nato a",
       "geboren op", "nascido em", "nascida em", "nasceu em", "urodził", "urodzona", "родился", "родилась",
       "出生于", "出生於", "生まれ", "doğdu", "ولد", "ولدت", "जन्म", "태어났"};
@@ -50,44 +50,34 @@ final class PersonProfiles {
 
   private PersonProfiles() {}
 
-  static void find(NormalizedText t, Findings f) {
+  static void find(NormalizedText t, Keywords.Hits hits, Findings f) {
     int last = -1000;
-    int[] anchors = Addresses.anchors(t);
-    for (int k = 0; k < anchors.length; k++) {
-      int p = anchors[k];
+    for (int p : Addresses.anchors(t, hits)) {
       if (p - last > 100 && nameNear(t, p)) {
         f.add(PersonalDataKind.PERSON, p, p + 1);
         last = p;
       }
     }
-    String lower = t.lower();
-    for (String label : DOB_LABELS) {
-      last = dobs(t, lower, label, true, f, last);
-    }
-    for (String phrase : DOB_PHRASES) {
-      last = dobs(t, lower, phrase, false, f, last);
-    }
+    last = dobs(t, hits, ProfileKeywords.DOB_LABEL, f, last);
+    dobs(t, hits, ProfileKeywords.DOB_PHRASE, f, last);
   }
 
-  private static int dobs(NormalizedText t, String lower, String word, boolean label, Findings f, int last) {
-    int from = 0;
+  private static int dobs(NormalizedText t, Keywords.Hits hits, int group, Findings f, int last) {
+    String lower = t.lower();
     int reported = last;
-    while (true) {
-      int at = lower.indexOf(word, from);
-      if (at < 0) {
-        return reported;
+    for (int k = 0; k < hits.count(group); k++) {
+      int at = hits.start(group, k);
+      int from = hits.end(group, k);
+      if (from - at <= 4 && Chars.isAsciiLetter(at(lower, from))) {
+        continue; // dob, geb. inside a longer word
       }
-      from = at + word.length();
-      if (Chars.isAsciiLetter(word.charAt(0)) && (Chars.isAsciiLetter(at(lower, at - 1))
-          || (word.length() <= 4 && Chars.isAsciiLetter(at(lower, from))))) {
-        continue;
-      }
-      if (Math.abs(at - reported) > 100 && dateAfter(t.text(), from, from + 32) && (label || nameNear(t, at))
-          && !f.claimed(at, from)) {
+      if (Math.abs(at - reported) > 100 && dateAfter(t.text(), from, from + 32)
+          && (group == ProfileKeywords.DOB_LABEL || nameNear(t, at)) && !f.claimed(at, from)) {
         f.add(PersonalDataKind.PERSON, at, from);
         reported = at;
       }
     }
+    return reported;
   }
 
   private static char at(String s, int i) {

@@ -1,0 +1,125 @@
+package dev.kinference.policy.classify;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Many keywords in groups, found in one pass over lower-case text (instead of one {@code indexOf} pass per keyword):
+ * keywords are indexed by their first character (last character for suffixes); a keyword starting with an ASCII
+ * letter is only tried where a word starts, a suffix only where a word ends. Immutable and thread-safe; {@link
+ * #scan} allocates only its result. Hand-written: an Aho-Corasick library (such as {@code org.ahocorasick}) would be
+ * a dependency for about a hundred lines and no word-boundary rules.
+ */
+final class Keywords {
+
+  /** Where the keywords of each group are: per group, pairs of (start, end). */
+  static final class Hits {
+    private final int[][] spans;
+    private final int[] counts;
+
+    Hits(int groups) {
+      spans = new int[groups][];
+      counts = new int[groups];
+    }
+
+    void add(int group, int start, int end) {
+      int[] a = spans[group];
+      if (a == null) {
+        a = new int[8];
+      } else if (counts[group] * 2 + 2 > a.length) {
+        a = Arrays.copyOf(a, a.length * 2);
+      }
+      a[counts[group] * 2] = start;
+      a[counts[group] * 2 + 1] = end;
+      spans[group] = a;
+      counts[group]++;
+    }
+
+    int count(int group) {
+      return counts[group];
+    }
+
+    int start(int group, int k) {
+      return spans[group][k * 2];
+    }
+
+    int end(int group, int k) {
+      return spans[group][k * 2 + 1];
+    }
+  }
+
+  private record Entry(String word, int group, boolean suffix) {}
+
+  private final int groups;
+  private final Entry[][] byFirstAscii = new Entry[128][];
+  private final Map<Character, Entry[]> byFirstOther = new HashMap<>();
+  private final Entry[][] suffixByLast = new Entry[128][];
+  private final Map<Character, Entry[]> suffixByLastOther = new HashMap<>();
+
+  /** {@code words[g]} are group g's keywords (lower case); {@code suffix[g]} whether they end words. */
+  Keywords(String[][] words, boolean[] suffix) {
+    groups = words.length;
+    Map<Character, List<Entry>> first = new HashMap<>();
+    Map<Character, List<Entry>> last = new HashMap<>();
+    for (int g = 0; g < words.length; g++) {
+      for (String w : words[g]) {
+        Entry e = new Entry(w, g, suffix[g]);
+        if (suffix[g]) {
+          last.computeIfAbsent(w.charAt(w.length() - 1), c -> new ArrayList<>()).add(e);
+        } else {
+          first.computeIfAbsent(w.charAt(0), c -> new ArrayList<>()).add(e);
+        }
+      }
+    }
+    first.forEach((c, list) -> put(byFirstAscii, byFirstOther, c, list));
+    last.forEach((c, list) -> put(suffixByLast, suffixByLastOther, c, list));
+  }
+
+  private static void put(Entry[][] ascii, Map<Character, Entry[]> other, char c, List<Entry> list) {
+    Entry[] a = list.toArray(new Entry[0]);
+    if (c < 128) {
+      ascii[c] = a;
+    } else {
+      other.put(c, a);
+    }
+  }
+
+  Hits scan(String lower) {
+    Hits hits = new Hits(groups);
+    int n = lower.length();
+    boolean prevLetter = false;
+    for (int i = 0; i < n; i++) {
+      char c = lower.charAt(i);
+      boolean letter = c < 128 ? Chars.isAsciiLetter(c) : Character.isLetter(c);
+      Entry[] starting = c < 128 ? (prevLetter && letter ? null : byFirstAscii[c]) : byFirstOther.get(c);
+      if (starting != null) {
+        for (Entry e : starting) {
+          if (lower.startsWith(e.word, i)) {
+            hits.add(e.group, i, i + e.word.length());
+          }
+        }
+      }
+      if (i + 1 >= n || !isLetterAt(lower, i + 1) || c == '.') {
+        Entry[] ending = c < 128 ? suffixByLast[c] : suffixByLastOther.get(c);
+        if (ending != null) {
+          for (Entry e : ending) {
+            int from = i + 1 - e.word.length();
+            if (from > 0 && lower.startsWith(e.word, from) && isLetterAt(lower, from - 1)) {
+              hits.add(e.group, from, i + 1);
+            }
+          }
+        }
+      }
+      prevLetter = letter;
+    }
+    return hits;
+  }
+
+  private static boolean isLetterAt(String s, int i) {
+    char c = s.charAt(i);
+    return c < 128 ? Chars.isAsciiLetter(c) : Character.isLetter(c);
+  }
+}
