@@ -56,6 +56,8 @@ final class Keywords {
   private final int groups;
   private final Entry[][] byFirstAscii = new Entry[128][];
   private final Map<Character, Entry[]> byFirstOther = new HashMap<>();
+  /** Non-ASCII first or last characters of some keyword: looked up in the maps only when set (no boxing). */
+  private final java.util.BitSet otherChars = new java.util.BitSet(65536);
   private final Entry[][] suffixByLast = new Entry[128][];
   private final Map<Character, Entry[]> suffixByLastOther = new HashMap<>();
 
@@ -74,16 +76,21 @@ final class Keywords {
         }
       }
     }
-    first.forEach((c, list) -> put(byFirstAscii, byFirstOther, c, list));
-    last.forEach((c, list) -> put(suffixByLast, suffixByLastOther, c, list));
+    for (Map.Entry<Character, List<Entry>> e : first.entrySet()) {
+      put(byFirstAscii, byFirstOther, e.getKey(), e.getValue());
+    }
+    for (Map.Entry<Character, List<Entry>> e : last.entrySet()) {
+      put(suffixByLast, suffixByLastOther, e.getKey(), e.getValue());
+    }
   }
 
-  private static void put(Entry[][] ascii, Map<Character, Entry[]> other, char c, List<Entry> list) {
+  private void put(Entry[][] ascii, Map<Character, Entry[]> other, char c, List<Entry> list) {
     Entry[] a = list.toArray(new Entry[0]);
     if (c < 128) {
       ascii[c] = a;
     } else {
       other.put(c, a);
+      otherChars.set(c);
     }
   }
 
@@ -94,7 +101,8 @@ final class Keywords {
     for (int i = 0; i < n; i++) {
       char c = lower.charAt(i);
       boolean letter = c < 128 ? Chars.isAsciiLetter(c) : Character.isLetter(c);
-      Entry[] starting = c < 128 ? (prevLetter && letter ? null : byFirstAscii[c]) : byFirstOther.get(c);
+      boolean other = c >= 128 && otherChars.get(c);
+      Entry[] starting = c < 128 ? (prevLetter && letter ? null : byFirstAscii[c]) : other ? byFirstOther.get(c) : null;
       if (starting != null) {
         for (Entry e : starting) {
           if (lower.startsWith(e.word, i)) {
@@ -103,7 +111,7 @@ final class Keywords {
         }
       }
       if (i + 1 >= n || !isLetterAt(lower, i + 1) || c == '.') {
-        Entry[] ending = c < 128 ? suffixByLast[c] : suffixByLastOther.get(c);
+        Entry[] ending = c < 128 ? suffixByLast[c] : other ? suffixByLastOther.get(c) : null;
         if (ending != null) {
           for (Entry e : ending) {
             int from = i + 1 - e.word.length();

@@ -1,9 +1,9 @@
 package dev.kinference.policy.classify;
 
-import com.google.i18n.phonenumbers.NumberParseException;
 import com.google.i18n.phonenumbers.PhoneNumberUtil;
 import com.google.i18n.phonenumbers.PhoneNumberUtil.PhoneNumberFormat;
 import com.google.i18n.phonenumbers.Phonenumber.PhoneNumber;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Phone numbers, validated by Google's libphonenumber ({@code com.googlecode.libphonenumber}): international
@@ -11,7 +11,9 @@ import com.google.i18n.phonenumbers.Phonenumber.PhoneNumber;
  * and the Gulf states. libphonenumber's own {@code findNumbers} is not used: over a dozen default regions it costs
  * far more than the budget (it runs its regular expressions over the whole text once per region), so a cheap
  * pre-filter over {@link DigitRun}s rejects dates, times, IP addresses, versions, decimals, ports and thousands and
- * only the survivors are parsed ({@code PhoneNumberUtil.parse} then {@code isValidNumber}). A national number
+ * only the survivors are validated: the number is built from its digits (country code, trunk prefix stripped) and
+ * checked with {@code isValidNumberForRegion}, about ten times cheaper than {@code PhoneNumberUtil.parse} (measured:
+ * 0.9 against 8.7 µs a region on this 2-core machine under load). A national number
  * without a trunk prefix, parenthesis or separator needs a phone keyword nearby (order numbers are like that).
  */
 final class Phones {
@@ -20,6 +22,16 @@ final class Phones {
   /** Regions tried for national numbers, most likely first. */
   private static final String[] REGIONS = {"US", "GB", "DE", "FR", "IN", "CN", "BR", "JP", "ES", "IT", "NL", "AE",
       "SA", "QA", "KW", "BH", "OM", "PL", "PT", "AT", "BE", "CH", "SE", "IE", "DK", "FI", "GR", "CZ", "RO", "HU"};
+  private static final int[] CODES = new int[REGIONS.length];
+  private static final @Nullable String[] TRUNK = new String[REGIONS.length];
+
+  static {
+    for (int k = 0; k < REGIONS.length; k++) {
+      CODES[k] = UTIL.getCountryCodeForRegion(REGIONS[k]);
+      TRUNK[k] = UTIL.getNddPrefixForRegion(REGIONS[k], true);
+    }
+  }
+
   private static final String[] KEYWORDS = {"phone", "tel.", "tel:", "tel ", "call", "mobile", "cell", "fax",
       "whatsapp", "sms", "text me", "ring me", "handy", "telefon", "rufnummer", "téléphone", "telephone", "portable",
       "teléfono", "telefono", "móvil", "movil", "cellulare", "celular", "telefoon", "mobiel", "telefone", "komórk",
@@ -34,13 +46,13 @@ final class Phones {
     if (r.nd < 7 || r.nd > 15 || rejected(r, s)) {
       return false;
     }
-    String candidate = s.substring(r.start, r.end);
-    boolean international = r.plus || (r.digits[0] == '0' && r.digits[1] == '0' && !r.paren);
+    String digits = r.digitString();
+    boolean international = r.plus || (digits.startsWith("00") && !r.paren);
     boolean valid;
     if (international) {
-      valid = r.nd >= 9 && valid(r.plus ? candidate : "+" + candidate.substring(2), "ZZ");
+      valid = r.nd >= 9 && validInternational(r.plus ? digits : digits.substring(2));
     } else {
-      valid = validNational(candidate, nationalShape(r, t));
+      valid = validNational(digits, s.substring(r.start, r.end), nationalShape(r, t));
     }
     if (valid) {
       f.add(PersonalDataKind.PHONE, r.start, r.end);
@@ -48,36 +60,60 @@ final class Phones {
     return valid;
   }
 
-  private static boolean valid(String candidate, String region) {
-    try {
-      PhoneNumber number = UTIL.parse(candidate, region);
-      return UTIL.isValidNumber(number);
-    } catch (NumberParseException e) {
-      return false;
+  /** {@code digits} after {@code +} or {@code 00}: a country calling code and a valid number for it. */
+  private static boolean validInternational(String digits) {
+    for (int ccLen = 1; ccLen <= 3 && ccLen < digits.length(); ccLen++) {
+      int cc = Integer.parseInt(digits, 0, ccLen, 10);
+      if (UTIL.getRegionCodeForCountryCode(cc).equals("ZZ")) {
+        continue;
+      }
+      PhoneNumber number = number(cc, digits.substring(ccLen));
+      return number != null && UTIL.isValidNumber(number);
     }
+    return false;
   }
 
   /**
-   * Valid in one of {@link #REGIONS}; unless {@code shaped} (keyword, trunk prefix or parenthesis), also grouped as
-   * that region prints its numbers (its last group as long as the candidate's): {@code 2024-000123} is an invoice.
+   * Valid in one of {@link #REGIONS} (its trunk prefix stripped); unless {@code shaped} (keyword, trunk prefix or
+   * parenthesis), also grouped as that region prints its numbers (its last group as long as the candidate's):
+   * {@code 2024-000123} is an invoice.
    */
-  private static boolean validNational(String candidate, Shape shaped) {
+  private static boolean validNational(String digits, String written, Shape shaped) {
     if (shaped == Shape.NO) {
       return false;
     }
-    for (String region : REGIONS) {
-      try {
-        PhoneNumber number = UTIL.parse(candidate, region);
-        if (UTIL.isValidNumberForRegion(number, region)
-            && (shaped == Shape.YES || lastGroup(UTIL.format(number, PhoneNumberFormat.NATIONAL))
-                == lastGroup(candidate))) {
-          return true;
-        }
-      } catch (NumberParseException e) {
-        return false;
+    for (int k = 0; k < REGIONS.length; k++) {
+      String trunk = TRUNK[k];
+      String nsn = trunk != null && digits.startsWith(trunk) ? digits.substring(trunk.length()) : digits;
+      PhoneNumber number = number(CODES[k], nsn);
+      if (number != null && UTIL.isValidNumberForRegion(number, REGIONS[k]) && (shaped == Shape.YES
+          || lastGroup(UTIL.format(number, PhoneNumberFormat.NATIONAL)) == lastGroup(written))) {
+        return true;
       }
     }
     return false;
+  }
+
+  /**
+   * A number from its country code and national significant number, built directly: {@code PhoneNumberUtil.parse}
+   * costs about ten times more (its general-purpose extraction runs several regular expressions).
+   */
+  private static @Nullable PhoneNumber number(int countryCode, String nsn) {
+    int zeros = 0;
+    while (zeros < nsn.length() && nsn.charAt(zeros) == '0') {
+      zeros++;
+    }
+    if (zeros == nsn.length() || nsn.length() > 17) {
+      return null;
+    }
+    PhoneNumber number = new PhoneNumber().setCountryCode(countryCode).setNationalNumber(Long.parseLong(nsn));
+    if (zeros > 0) {
+      number.setItalianLeadingZero(true);
+      if (zeros > 1) {
+        number.setNumberOfLeadingZeros(zeros);
+      }
+    }
+    return number;
   }
 
   private static int lastGroup(String s) {
