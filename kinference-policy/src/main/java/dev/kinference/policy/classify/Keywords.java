@@ -55,6 +55,8 @@ final class Keywords {
 
   private final int groups;
   private final Entry[][] byFirstAscii = new Entry[128][];
+  /** Keywords whose first two characters are ASCII, by both (128 * first + second). */
+  private final Entry[][] byFirstTwoAscii = new Entry[128 * 128][];
   private final Map<Character, Entry[]> byFirstOther = new HashMap<>();
   /** Non-ASCII first or last characters of some keyword: looked up in the maps only when set (no boxing). */
   private final java.util.BitSet otherChars = new java.util.BitSet(65536);
@@ -76,8 +78,22 @@ final class Keywords {
         }
       }
     }
+    Map<Integer, List<Entry>> two = new HashMap<>();
     for (Map.Entry<Character, List<Entry>> e : first.entrySet()) {
-      put(byFirstAscii, byFirstOther, e.getKey(), e.getValue());
+      List<Entry> rest = new ArrayList<>();
+      for (Entry entry : e.getValue()) {
+        if (e.getKey() < 128 && entry.word.length() > 1 && entry.word.charAt(1) < 128) {
+          two.computeIfAbsent(e.getKey() * 128 + entry.word.charAt(1), k -> new ArrayList<>()).add(entry);
+        } else {
+          rest.add(entry);
+        }
+      }
+      if (!rest.isEmpty()) {
+        put(byFirstAscii, byFirstOther, e.getKey(), rest);
+      }
+    }
+    for (Map.Entry<Integer, List<Entry>> e : two.entrySet()) {
+      byFirstTwoAscii[e.getKey()] = e.getValue().toArray(new Entry[0]);
     }
     for (Map.Entry<Character, List<Entry>> e : last.entrySet()) {
       put(suffixByLast, suffixByLastOther, e.getKey(), e.getValue());
@@ -104,10 +120,12 @@ final class Keywords {
       boolean other = c >= 128 && otherChars.get(c);
       Entry[] starting = c < 128 ? (prevLetter && letter ? null : byFirstAscii[c]) : other ? byFirstOther.get(c) : null;
       if (starting != null) {
-        for (Entry e : starting) {
-          if (lower.startsWith(e.word, i)) {
-            hits.add(e.group, i, i + e.word.length());
-          }
+        match(starting, lower, i, hits);
+      }
+      if (c < 128 && !(prevLetter && letter) && i + 1 < n && lower.charAt(i + 1) < 128) {
+        Entry[] two = byFirstTwoAscii[c * 128 + lower.charAt(i + 1)];
+        if (two != null) {
+          match(two, lower, i, hits);
         }
       }
       if (i + 1 >= n || !isLetterAt(lower, i + 1) || c == '.') {
@@ -124,6 +142,14 @@ final class Keywords {
       prevLetter = letter;
     }
     return hits;
+  }
+
+  private static void match(Entry[] entries, String lower, int i, Hits hits) {
+    for (Entry e : entries) {
+      if (lower.startsWith(e.word, i)) {
+        hits.add(e.group, i, i + e.word.length());
+      }
+    }
   }
 
   private static boolean isLetterAt(String s, int i) {
