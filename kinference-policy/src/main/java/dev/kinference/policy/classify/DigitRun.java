@@ -29,7 +29,8 @@ final class DigitRun {
     while (i < n) {
       char c = s.charAt(i);
       boolean starts = Chars.isDigit(c) || ((c == '+' || c == '(') && i + 1 < n && Chars.isDigit(s.charAt(i + 1)));
-      if (!starts || (i > 0 && leftAttached(s.charAt(i - 1), c))) {
+      if (!starts || (i > 0 && leftAttached(s.charAt(i - 1), c)
+          && !(s.charAt(i - 1) == ':' && (i < 2 || !Chars.isDigit(s.charAt(i - 2)))))) {
         i++;
         continue;
       }
@@ -47,7 +48,7 @@ final class DigitRun {
     return Chars.isAsciiAlnum(prev) || prev == '_' || prev == '.' || prev == ','
         || (Chars.isDigit(c) && (prev == '+' || prev == '-' || prev == '/' || prev == '#' || prev == '$'
             || prev == '€' || prev == '£' || prev == ':'))
-        || Character.isLetterOrDigit(prev);
+        || (Character.isLetterOrDigit(prev) && prev < 0x2E80); // CJK is written without spaces
   }
 
   /** Scans a run starting at {@code i}: its end, or minus where to resume when it is not a run to classify. */

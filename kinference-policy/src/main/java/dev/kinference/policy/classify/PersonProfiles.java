@@ -42,7 +42,14 @@ final class PersonProfiles {
       "Road", "Avenue", "January", "February", "March", "April", "May", "June", "July", "August", "September",
       "October", "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
       "Sunday", "I", "We", "You", "It", "In", "On", "At", "For", "And", "Or", "But", "If", "When", "What", "How",
-      "Why", "Where", "Who", "Can", "Could", "Would", "Should", "Is", "Are", "Was", "Send", "Write", "Translate");
+      "Why", "Where", "Who", "Can", "Could", "Would", "Should", "Is", "Are", "Was", "Send", "Write", "Translate",
+      // organisations and places: Microsoft Corporation, One Microsoft Way, New York, Central Station
+      "Corporation", "Corp", "Inc", "Ltd", "Limited", "Company", "Group", "Bank", "University", "Universität",
+      "Université", "Universidad", "Hotel", "Museum", "Museo", "Musée", "Hospital", "Krankenhaus", "Office",
+      "Airport", "Station", "Bahnhof", "Gare", "Park", "Center", "Centre", "Mall", "Restaurant", "Store", "Shop",
+      "School", "College", "Church", "Kirche", "Foundation", "Institute", "Institut", "Ministry", "Department",
+      "Agency", "Council", "One", "Two", "North", "South", "East", "West", "New", "Saint", "San", "Santa", "Way",
+      "Lane", "Drive", "Boulevard", "Place", "Court", "Square", "Terrace", "Headquarters", "Building", "Tower");
   private static final Set<String> PARTICLES = Set.of("de", "van", "von", "der", "den", "da", "di", "del", "della",
       "dos", "das", "do", "du", "le", "la", "ten", "ter", "bin", "al", "el", "y", "zu");
   private static final int NAME_BEFORE = 160;

@@ -32,7 +32,7 @@ final class Phones {
     }
   }
 
-  private static final String[] KEYWORDS = {"phone", "tel.", "tel:", "tel ", "call", "mobile", "cell", "fax",
+  private static final String[] KEYWORDS = {"phone", "tel.", "tel:", "tel ", "call", "tlf", "tfno", "mobile", "cell", "fax",
       "whatsapp", "sms", "text me", "ring me", "handy", "telefon", "rufnummer", "téléphone", "telephone", "portable",
       "teléfono", "telefono", "móvil", "movil", "cellulare", "celular", "telefoon", "mobiel", "telefone", "komórk",
       "телефон", "мобильн", "电话", "手机", "電話", "携帯", "هاتف", "جوال", "फ़ोन", "फोन", "मोबाइल", "전화", "휴대폰",
@@ -67,8 +67,14 @@ final class Phones {
       if (UTIL.getRegionCodeForCountryCode(cc).equals("ZZ")) {
         continue;
       }
-      PhoneNumber number = number(cc, digits.substring(ccLen));
-      return number != null && UTIL.isValidNumber(number);
+      String nsn = digits.substring(ccLen);
+      PhoneNumber number = number(cc, nsn);
+      if (number != null && UTIL.isValidNumber(number)) {
+        return true;
+      }
+      // +49 (0)30 1234567: the trunk prefix written in brackets
+      PhoneNumber withoutTrunk = nsn.startsWith("0") ? number(cc, nsn.substring(1)) : null;
+      return withoutTrunk != null && UTIL.isValidNumber(withoutTrunk);
     }
     return false;
   }
@@ -132,7 +138,9 @@ final class Phones {
   private static boolean rejected(DigitRun r, String s) {
     char before = r.start > 0 ? s.charAt(r.start - 1) : ' ';
     char after = r.end < s.length() ? s.charAt(r.end) : ' ';
-    if (after == ':' || before == ':' || after == '%' || before == '=' || before == '#' || before == '@') {
+    boolean label = before == ':' && (r.start < 2 || !Character.isLetterOrDigit(s.charAt(r.start - 2))
+        || (r.nd >= 7 && !Chars.isDigit(s.charAt(r.start - 2))));
+    if (after == ':' || (before == ':' && !label) || after == '%' || before == '=' || before == '#' || before == '@') {
       return true; // 10:00, host:8080, 20%, x=, #1234, @2x
     }
     if (date(r)) {

@@ -42,6 +42,11 @@ class BuiltinPersonalDataDetectorTest {
       "携帯 090-1234-5678 | PHONE",
       "+971 50 123 4567 | PHONE",
       "+974 3312 3456 | PHONE",
+      "Tel.: +49 (0)30 12345678 | PHONE",
+      "Tlf: 612 34 56 78 | PHONE",
+      "联系电话：13912345678 | PHONE",
+      "お電話は03-1234-5678まで | PHONE",
+      "Reach me at 202-555-0147 | PHONE",
       // cards with any separator
       "card 4111 1111 1111 1111 exp 12/29 | PAYMENT_CARD",
       "amex 378282246310005 | PAYMENT_CARD",
@@ -136,6 +141,16 @@ class BuiltinPersonalDataDetectorTest {
       "see icon@2x.png",
       "passport office opens at 9:00",
       "I live on the main street",
+      "localhost:8080 and 127.0.0.1:5432",
+      "at 10:00:00 and 12:30, ratio 16:9, 1920x1080 at 60 Hz",
+      "The invoice INV-2024-00123 totals 1.234,56 EUR",
+      "SELECT * FROM users WHERE id = 12345678;",
+      "The function returns 4294967295 for -1",
+      "Our office: 100 Main Street, Springfield (we are open 9-5)",
+      "Microsoft Corporation, One Microsoft Way, Redmond, WA 98052",
+      "tracking 9400111899223856928499, ISBN 978-3-16-148410-0, call 911 or 112",
+      "Amount: 12 345 678,90; zip 90210",
+      "git@bitbucket.org:team/repo.git",
       ""})
   void doesNotFlag(String text) {
     assertThat(detector.detect(text).found()).as(text + " -> " + detector.detect(text).describe()).isFalse();
