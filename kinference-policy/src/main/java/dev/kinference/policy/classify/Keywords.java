@@ -51,7 +51,7 @@ final class Keywords {
     }
   }
 
-  private record Entry(String word, int group, boolean suffix) {}
+  private record Entry(String word, int group, boolean wholeWord) {}
 
   private final int groups;
   private final Entry[][] byFirstAscii = new Entry[128][];
@@ -63,14 +63,17 @@ final class Keywords {
   private final Entry[][] suffixByLast = new Entry[128][];
   private final Map<Character, Entry[]> suffixByLastOther = new HashMap<>();
 
-  /** {@code words[g]} are group g's keywords (lower case); {@code suffix[g]} whether they end words. */
-  Keywords(String[][] words, boolean[] suffix) {
+  /**
+   * {@code words[g]} are group g's keywords (lower case); {@code suffix[g]} whether they end words; {@code whole[g]}
+   * whether they must also end where a word ends (unless they end with {@code .} or {@code /}).
+   */
+  Keywords(String[][] words, boolean[] suffix, boolean[] whole) {
     groups = words.length;
     Map<Character, List<Entry>> first = new HashMap<>();
     Map<Character, List<Entry>> last = new HashMap<>();
     for (int g = 0; g < words.length; g++) {
       for (String w : words[g]) {
-        Entry e = new Entry(w, g, suffix[g]);
+        Entry e = new Entry(w, g, whole[g] && !w.endsWith(".") && !w.endsWith("/"));
         if (suffix[g]) {
           last.computeIfAbsent(w.charAt(w.length() - 1), c -> new ArrayList<>()).add(e);
         } else {
@@ -114,9 +117,10 @@ final class Keywords {
     Hits hits = new Hits(groups);
     int n = lower.length();
     boolean prevLetter = false;
+    boolean letter = n > 0 && isLetterAt(lower, 0);
     for (int i = 0; i < n; i++) {
       char c = lower.charAt(i);
-      boolean letter = c < 128 ? Chars.isAsciiLetter(c) : Character.isLetter(c);
+      boolean nextLetter = i + 1 < n && isLetterAt(lower, i + 1);
       boolean other = c >= 128 && otherChars.get(c);
       Entry[] starting = c < 128 ? (prevLetter && letter ? null : byFirstAscii[c]) : other ? byFirstOther.get(c) : null;
       if (starting != null) {
@@ -128,7 +132,7 @@ final class Keywords {
           match(two, lower, i, hits);
         }
       }
-      if (i + 1 >= n || !isLetterAt(lower, i + 1) || c == '.') {
+      if (!nextLetter || c == '.') {
         Entry[] ending = c < 128 ? suffixByLast[c] : other ? suffixByLastOther.get(c) : null;
         if (ending != null) {
           for (Entry e : ending) {
@@ -140,20 +144,27 @@ final class Keywords {
         }
       }
       prevLetter = letter;
+      letter = nextLetter;
     }
     return hits;
   }
 
   private static void match(Entry[] entries, String lower, int i, Hits hits) {
     for (Entry e : entries) {
-      if (lower.startsWith(e.word, i)) {
-        hits.add(e.group, i, i + e.word.length());
+      int end = i + e.word.length();
+      if (lower.startsWith(e.word, i) && !(e.wholeWord && end < lower.length()
+          && Character.isLetterOrDigit(lower.charAt(end)))) {
+        hits.add(e.group, i, end);
       }
     }
   }
 
+  /** A letter, cheaply: ASCII letters, and beyond ASCII anything but punctuation and spaces (Latin-1, general, CJK). */
   private static boolean isLetterAt(String s, int i) {
     char c = s.charAt(i);
-    return c < 128 ? Chars.isAsciiLetter(c) : Character.isLetter(c);
+    if (c < 128) {
+      return Chars.isAsciiLetter(c);
+    }
+    return c >= 0xC0 && c != 0xD7 && c != 0xF7 && (c < 0x2000 || c > 0x206F) && (c < 0x3000 || c > 0x303F);
   }
 }

@@ -128,10 +128,6 @@ final class NationalIds {
     if ("ABCEGHJKLMNOPRSTWXYZ".indexOf(a) < 0 || "ABCEGHJKLMNPRSTWXYZ".indexOf(b) < 0) {
       return -1;
     }
-    String prefix = "" + a + b;
-    if ("BG GB NK KN TN NT ZZ".contains(prefix)) {
-      return -1;
-    }
     int j = i + 2;
     for (int pair = 0; pair < 3; pair++) {
       if (j < n && s.charAt(j) == ' ') {
@@ -148,7 +144,8 @@ final class NationalIds {
     if (j >= n || "ABCD".indexOf(Chars.upper(s.charAt(j))) < 0 || Chars.isAsciiAlnum(at(s, j + 1))) {
       return -1;
     }
-    return j + 1;
+    String prefix = "" + a + b;
+    return "BG GB NK KN TN NT ZZ".contains(prefix) ? -1 : j + 1;
   }
 
   /** A DNI ({@code 12345678Z}, {@code 12345678-Z}) or NIE ({@code X1234567L}) at {@code i}: its end, or -1. */

@@ -16,62 +16,69 @@ record NormalizedText(String text, String lower) {
 
   static NormalizedText of(CharSequence raw) {
     String s = raw.toString();
+    int n = s.length();
     boolean ascii = true;
     boolean percent = false;
-    for (int i = 0; i < s.length(); i++) {
+    for (int i = 0; i < n; i++) {
       char c = s.charAt(i);
       ascii &= c < 0x80;
       percent |= c == '%';
     }
+    if (ascii) {
+      String decoded = percent ? percentDecoded(s) : s;
+      return new NormalizedText(decoded, decoded.toLowerCase(Locale.ROOT));
+    }
     if (percent) {
       s = percentDecoded(s);
+      n = s.length();
     }
-    if (!ascii) {
-      s = needsNormalizer(s) ? Normalizer.normalize(s, Normalizer.Form.NFKC) : widthFolded(s);
-    }
-    String lower = s.toLowerCase(Locale.ROOT);
-    if (lower.length() != s.length()) {
-      // a few characters (such as U+0130) lower-case to two; keep one per character so offsets agree
-      StringBuilder sb = new StringBuilder(s.length());
-      for (int i = 0; i < s.length(); i++) {
-        sb.append(Character.toLowerCase(s.charAt(i)));
+    // one pass: full-width ASCII and spaces folded, lower case; NFKC proper only when something else needs it
+    char[] text = new char[n];
+    char[] lower = new char[n];
+    for (int i = 0; i < n; i++) {
+      char c = s.charAt(i);
+      if (c >= 0x80 && needsNormalizer(c)) {
+        String normalized = Normalizer.normalize(s, Normalizer.Form.NFKC);
+        return new NormalizedText(normalized, lowerPerChar(normalized));
       }
-      lower = sb.toString();
+      char folded = c < 0x80 ? c : fold(c);
+      text[i] = folded;
+      lower[i] = lower(folded);
     }
-    return new NormalizedText(s, lower);
+    return new NormalizedText(new String(text), new String(lower));
   }
 
-  /** Whether {@code s} has a character NFKC changes other than full-width ASCII and spaces. */
-  static boolean needsNormalizer(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c < 0x300 || (c >= 0x370 && c < 0x1100) || (c >= 0x1200 && c < 0x2070) || c == 0x3000) {
-        continue;
-      }
-      if ((c >= 0xFF01 && c <= 0xFF5E) || (c >= 0x3001 && c < 0x3131) || (c >= 0x3190 && c < 0x3200)
-          || (c >= 0x3400 && c < 0xF900) || (c >= 0xFE00 && c < 0xFE10)) {
-        continue; // full-width ASCII (folded by table), CJK, kana, Hangul syllables, Yi, variation selectors
-      }
-      return true;
+  private static char fold(char c) {
+    if (c >= 0xFF01 && c <= 0xFF5E) {
+      return (char) (c - 0xFEE0);
     }
-    return false;
+    return c == 0x00A0 || c == 0x3000 || (c >= 0x2000 && c <= 0x200A) || c == 0x202F || c == 0x205F ? ' ' : c;
   }
 
-  /** Full-width ASCII to ASCII; no-break, ideographic and typographic spaces to a space (as NFKC does). */
-  static String widthFolded(String s) {
-    char[] out = null;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      char folded = c >= 0xFF01 && c <= 0xFF5E ? (char) (c - 0xFEE0)
-          : c == 0x00A0 || c == 0x3000 || (c >= 0x2000 && c <= 0x200A) || c == 0x202F || c == 0x205F ? ' ' : c;
-      if (folded != c) {
-        if (out == null) {
-          out = s.toCharArray();
-        }
-        out[i] = folded;
-      }
+  private static char lower(char c) {
+    if (c < 0x80) {
+      return c >= 'A' && c <= 'Z' ? (char) (c + 32) : c;
     }
-    return out == null ? s : new String(out);
+    return c < 0x2E80 || c >= 0xFF00 ? Character.toLowerCase(c) : c; // CJK has no case
+  }
+
+  /** Lower case one character for one (U+0130 and a few others would otherwise become two and move offsets). */
+  private static String lowerPerChar(String s) {
+    char[] out = new char[s.length()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = lower(s.charAt(i));
+    }
+    return new String(out);
+  }
+
+  /** Whether NFKC changes {@code c} in a way {@link #fold} does not. */
+  static boolean needsNormalizer(char c) {
+    if (c < 0x300 || (c >= 0x370 && c < 0x1100) || (c >= 0x1200 && c < 0x2070) || c == 0x3000) {
+      return false;
+    }
+    // full-width ASCII (folded by table), CJK, kana, Hangul syllables, Yi, variation selectors
+    return !((c >= 0xFF01 && c <= 0xFF5E) || (c >= 0x3001 && c < 0x3131) || (c >= 0x3190 && c < 0x3200)
+        || (c >= 0x3400 && c < 0xF900) || (c >= 0xFE00 && c < 0xFE10));
   }
 
   /** {@code %XX} escapes of printable ASCII decoded; anything else (including {@code %25}-free junk) kept. */

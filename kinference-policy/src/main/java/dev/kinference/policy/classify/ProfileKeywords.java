@@ -13,7 +13,8 @@ final class ProfileKeywords {
   static final Keywords INDEX = new Keywords(
       new String[][] {Passports.KEYWORDS, Addresses.STREET_WORDS, Addresses.STREET_SUFFIXES, Addresses.CJK_NUMBERED,
           PersonProfiles.DOB_LABELS, PersonProfiles.DOB_PHRASES},
-      new boolean[] {false, false, true, false, false, false});
+      new boolean[] {false, false, true, false, false, false},
+      new boolean[] {false, true, false, false, false, false});
 
   private ProfileKeywords() {}
 }
