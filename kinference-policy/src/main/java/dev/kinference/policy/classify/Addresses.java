@@ -16,11 +16,16 @@ final class Addresses {
       "c/", "avenida", "avda.", "plaza", "paseo", "carrer", "via", "viale", "piazza", "corso", "largo", "rua",
       "travessa", "praça", "av.", "alameda", "ul.", "ulica", "al.", "ул.", "улица", "проспект", "пр.", "cadde",
       "caddesi", "sokak", "sok.", "mahallesi", "straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
-      "straat", "laan", "gracht", "plein", "kade", "steeg", "vej", "gatan", "gata", "katu"};
+      "straat", "laan", "gracht", "plein", "kade", "steeg", "vej", "gatan", "gata", "katu", "p.o. box", "po box",
+      "p.o.box", "postfach", "apartado", "caixa postal", "boîte postale", "casella postale", "postbus",
+      "skrytka pocztowa"};
   /** Street words written before the street's name, with the house number after it (Calle Mayor 5, Via Roma 12). */
   private static final Set<String> NUMBER_AFTER = Set.of("calle", "c/", "avenida", "avda.", "plaza", "paseo",
       "carrer", "via", "viale", "piazza", "corso", "largo", "rua", "travessa", "praça", "av.", "alameda", "ul.",
       "ulica", "al.", "ул.", "улица", "проспект", "пр.", "cadde", "caddesi", "sokak", "sok.", "avenue", "rue");
+  /** Post-office boxes: the number follows at once (P.O. Box 1234, Postfach 10 11 12). */
+  private static final Set<String> BOX_WORDS = Set.of("p.o. box", "po box", "p.o.box", "postfach", "apartado",
+      "caixa postal", "boîte postale", "casella postale", "postbus", "skrytka pocztowa");
   /** Street suffixes of compound names (Hauptstraße, Kerkstraat, Bahnhofplatz), followed by a house number. */
   static final String[] STREET_SUFFIXES = {"straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
       "ring", "damm", "ufer", "straat", "laan", "gracht", "plein", "kade", "steeg", "singel", "vej", "gatan",
@@ -37,7 +42,8 @@ final class Addresses {
       int at = hits.start(ProfileKeywords.STREET, k);
       String w = lower.substring(at, hits.end(ProfileKeywords.STREET, k));
       if (wholeWord(lower, at, w) && (numberBefore(lower, at)
-          || (NUMBER_AFTER.contains(w) && numberAfter(lower, at + w.length())))) {
+          || (NUMBER_AFTER.contains(w) && numberAfter(lower, at + w.length()))
+          || (BOX_WORDS.contains(w) && houseNumberAt(lower, skipSpace(lower, at + w.length()))))) {
         out.add(at);
       }
     }
@@ -57,6 +63,22 @@ final class Addresses {
     int[] result = Arrays.copyOf(out.at, out.count);
     Arrays.sort(result);
     return result;
+  }
+
+  /**
+   * A numbered Chinese or Japanese address with its administrative divisions before it (北京市朝阳区建国路88号,
+   * 東京都新宿区西新宿2丁目8番1号): a residence whoever's name it has (names in these scripts have no capitals).
+   */
+  static boolean cjkResidential(String s, int at) {
+    if (at <= 0 || !Chars.isDigit(s.charAt(at - 1))) {
+      return false;
+    }
+    for (int i = Math.max(0, at - 20); i < at; i++) {
+      if ("都道府県省市区町村".indexOf(s.charAt(i)) >= 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static final class Anchors {

@@ -24,7 +24,11 @@ final class PersonProfiles {
       "geburtsdatum", "geb.", "date de naissance", "fecha de nacimiento", "fecha nac", "data di nascita",
       "geboortedatum", "data de nascimento", "data urodzenia", "дата рождения", "生年月日", "出生日期", "出生年月",
       "doğum tarihi", "تاريخ الميلاد", "जन्म तिथि", "जन्मतिथि", "생년월일", "date naiss", "nascimento",
-      "födelsedatum", "fødselsdato", "syntymäaika"};
+      "födelsedatum", "fødselsdato", "syntymäaika",
+      // said of oneself: the writer's own date of birth
+      "i was born", "je suis né", "je suis née", "ich bin am", "ich wurde am", "nací el", "naci el", "sono nato",
+      "sono nata", "ik ben geboren", "nasci em", "я родился", "я родилась", "我出生", "urodziłem",
+      "urodziłam", "doğdum"};
   static final String[] DOB_PHRASES = {"born on", "born in", "was born", "birthday", "geboren am",
       "geboren", "né le", "née le", "né en", "nacido el", "nacida el", "nació el", "nato il", "nata il", "nato a",
       "geboren op", "nascido em", "nascida em", "nasceu em", "urodził", "urodzona", "родился", "родилась",
@@ -35,7 +39,13 @@ final class PersonProfiles {
       "nazywam się", "imię", "меня зовут", "имя", "фио", "我叫", "我的名字", "姓名", "名字", "氏名", "名前", "اسمي",
       "الاسم", "मेरा नाम", "नाम", "제 이름", "이름", "adım", "ismim", "mr.", "mrs.", "ms.", "herr ", "frau ", "mme",
       "sr.", "sra.", "sig.", "dr.", "patient", "customer", "kunde", "client", "cliente", "employee", "mitarbeiter",
-      "tenant", "mieter", "applicant", "antragsteller"};
+      "tenant", "mieter", "applicant", "antragsteller",
+      // an address said to be someone's: my address, address:, 住址
+      "my address", "address:", "home address", "meine adresse", "adresse:", "mon adresse", "mi dirección",
+      "dirección:", "domicilio", "il mio indirizzo", "indirizzo:", "mijn adres", "adres:", "meu endereço",
+      "endereço:", "mój adres", "мой адрес", "адрес:", "我的地址", "住址", "地址", "住所", "عنواني", "मेरा पता",
+      "주소", "adresim", "i live", "ich wohne", "j'habite", "vivo en", "abito", "ik woon", "moro na", "moro em",
+      "mieszkam", "я живу", "我住在"};
   private static final Set<String> NOT_NAMES = Set.of("The", "This", "That", "These", "My", "Our", "Your", "His",
       "Her", "Their", "Please", "Hello", "Hi", "Dear", "Thanks", "Thank", "Der", "Die", "Das", "Le", "La", "Les",
       "El", "Los", "Las", "Il", "Lo", "De", "Het", "Een", "Ein", "Eine", "Mein", "Meine", "Unser", "Unsere", "Street",
@@ -60,7 +70,7 @@ final class PersonProfiles {
   static void find(NormalizedText t, Keywords.Hits hits, Findings f) {
     int last = -1000;
     for (int p : Addresses.anchors(t, hits)) {
-      if (p - last > 100 && nameNear(t, p)) {
+      if (p - last > 100 && (nameNear(t, p) || Addresses.cjkResidential(t.text(), p))) {
         f.add(PersonalDataKind.PERSON, p, p + 1);
         last = p;
       }

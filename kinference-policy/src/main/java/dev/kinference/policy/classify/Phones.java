@@ -32,9 +32,9 @@ final class Phones {
     }
   }
 
-  private static final String[] KEYWORDS = {"phone", "tel.", "tel:", "tel ", "call", "tlf", "tfno", "mobile", "cell", "fax",
+  private static final String[] KEYWORDS = {"phone", "tel.", "tel:", "tel ", "call me", "call us", "call him", "call her", "call on", "call at", "call:", "please call", "call back", "tlf", "tfno", "mobile", "cell", "fax",
       "whatsapp", "sms", "text me", "ring me", "handy", "telefon", "rufnummer", "téléphone", "telephone", "portable",
-      "teléfono", "telefono", "móvil", "movil", "cellulare", "celular", "telefoon", "mobiel", "telefone", "komórk",
+      "teléfono", "telefono", "móvil", "movil", "cellulare", "celular", "telefoon", "mobiel", "telefone", "telemóvel", "telemovel", "komórk",
       "телефон", "мобильн", "电话", "手机", "電話", "携帯", "هاتف", "جوال", "फ़ोन", "फोन", "मोबाइल", "전화", "휴대폰",
       "contact", "reach me", "dial"};
 
@@ -43,7 +43,7 @@ final class Phones {
   /** Whether {@code run} is a phone number (and then it is added). */
   static boolean phone(DigitRun r, NormalizedText t, Findings f) {
     String s = t.text();
-    if (r.nd < 7 || r.nd > 15 || rejected(r, s)) {
+    if (r.nd < 7 || r.nd > 15 || rejected(r, s, Chars.near(t.lower(), r.start - 40, r.start, KEYWORDS))) {
       return false;
     }
     String digits = r.digitString();
@@ -135,7 +135,7 @@ final class Phones {
   }
 
   /** Shapes that are not phone numbers whatever a region says: dates, times, IPs, versions, ports, thousands. */
-  private static boolean rejected(DigitRun r, String s) {
+  private static boolean rejected(DigitRun r, String s, boolean keyword) {
     char before = r.start > 0 ? s.charAt(r.start - 1) : ' ';
     char after = r.end < s.length() ? s.charAt(r.end) : ' ';
     boolean label = before == ':' && (r.start < 2 || !Character.isLetterOrDigit(s.charAt(r.start - 2))
@@ -149,7 +149,7 @@ final class Phones {
     if (r.dot && r.groupCount <= 4) {
       return true; // 192.168.1.10, 1.2.3, 3.14159
     }
-    if (!r.plus && r.groupCount >= 2 && r.groups[0] <= 3) {
+    if (!r.plus && !keyword && r.groupCount >= 2 && r.groups[0] <= 3) {
       boolean thousands = true;
       for (int g = 1; g < r.groupCount; g++) {
         thousands &= r.groups[g] == 3;
