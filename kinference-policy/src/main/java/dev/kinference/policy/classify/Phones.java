@@ -24,11 +24,21 @@ final class Phones {
       "SA", "QA", "KW", "BH", "OM", "PL", "PT", "AT", "BE", "CH", "SE", "IE", "DK", "FI", "GR", "CZ", "RO", "HU"};
   private static final int[] CODES = new int[REGIONS.length];
   private static final @Nullable String[] TRUNK = new String[REGIONS.length];
+  /** Per region, bit n set when a national significant number of n digits is possible there (from the metadata). */
+  private static final int[] LENGTHS = new int[REGIONS.length];
 
   static {
     for (int k = 0; k < REGIONS.length; k++) {
       CODES[k] = UTIL.getCountryCodeForRegion(REGIONS[k]);
       TRUNK[k] = UTIL.getNddPrefixForRegion(REGIONS[k], true);
+      for (int len = 2; len <= 17; len++) {
+        // isPossibleNumber looks at the length only (the metadata's possible lengths)
+        PhoneNumber probe = new PhoneNumber().setCountryCode(CODES[k]).setNationalNumber(
+            Long.parseLong("1" + "0".repeat(len - 1)));
+        if (UTIL.isPossibleNumber(probe)) {
+          LENGTHS[k] |= 1 << len;
+        }
+      }
     }
   }
 
@@ -91,6 +101,9 @@ final class Phones {
     for (int k = 0; k < REGIONS.length; k++) {
       String trunk = TRUNK[k];
       String nsn = trunk != null && digits.startsWith(trunk) ? digits.substring(trunk.length()) : digits;
+      if ((LENGTHS[k] & (1 << nsn.length())) == 0) {
+        continue; // cheaper than the region's regular expressions
+      }
       PhoneNumber number = number(CODES[k], nsn);
       if (number != null && UTIL.isValidNumberForRegion(number, REGIONS[k]) && (shaped == Shape.YES
           || lastGroup(UTIL.format(number, PhoneNumberFormat.NATIONAL)) == lastGroup(written))) {
