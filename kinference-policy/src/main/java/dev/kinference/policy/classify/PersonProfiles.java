@@ -28,8 +28,9 @@ final class PersonProfiles {
       // said of oneself: the writer's own date of birth
       "i was born", "je suis né", "je suis née", "ich bin am", "ich wurde am", "nací el", "naci el", "sono nato",
       "sono nata", "ik ben geboren", "nasci em", "я родился", "я родилась", "我出生", "urodziłem",
-      "urodziłam", "doğdum"};
-  static final String[] DOB_PHRASES = {"born on", "born in", "was born", "birthday", "geboren am",
+      "urodziłam", "doğdum", "my birthday", "mein geburtstag", "mon anniversaire", "mi cumpleaños",
+      "il mio compleanno", "mijn verjaardag", "meu aniversário"};
+  static final String[] DOB_PHRASES = {"born on", "born in", "was born", "born ", "birthday", "geboren am",
       "geboren", "né le", "née le", "né en", "nacido el", "nacida el", "nació el", "nato il", "nata il", "nato a",
       "geboren op", "nascido em", "nascida em", "nasceu em", "urodził", "urodzona", "родился", "родилась",
       "出生于", "出生於", "生まれ", "doğdu", "ولد", "ولدت", "जन्म", "태어났"};

@@ -88,6 +88,12 @@ class BuiltinPersonalDataDetectorTest {
       "My name is Jane Doe, DOB 1985-03-14 | PERSON",
       "Name: Max Mustermann, geboren am 01.01.1980 | PERSON",
       "Max Mustermann, Musterstraße 12, 10115 Berlin | PERSON",
+      "Jane Doe (born 1985-03-14) | PERSON",
+      "my birthday is March 3, 1990 | PERSON",
+      "Customer: Ahmed Al-Farsi, P.O. Box 1234, Dubai | PERSON",
+      "携帯 ０９０－１２３４－５６７８ | PHONE",
+      "(+44) 20 7946 0958 | PHONE",
+      "+1-202-555-0147 | PHONE",
       // secrets
       "key sk-proj-abcdefghij0123456789KLMN | SECRET",
       "aws AKIAIOSFODNN7EXAMPLE | SECRET",
