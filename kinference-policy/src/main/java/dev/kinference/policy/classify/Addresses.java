@@ -5,7 +5,7 @@ import java.util.Set;
 
 /**
  * Where postal addresses seem to be, for {@link PersonProfiles}: a house number beside a street word, or a postal
- * code beside a city. Keyword search (String.indexOf) and short local checks; no regular expressions.
+ * code beside a city (found in {@link NationalIds#words}' pass and kept in {@link Findings}). Keyword search (String.indexOf) and short local checks; no regular expressions.
  */
 final class Addresses {
 
@@ -35,8 +35,11 @@ final class Addresses {
 
   private Addresses() {}
 
-  static int[] anchors(NormalizedText t, Keywords.Hits hits) {
+  static int[] anchors(NormalizedText t, Keywords.Hits hits, Findings f) {
     Anchors out = new Anchors();
+    for (int p : f.postalCodes()) {
+      out.add(p);
+    }
     String lower = t.lower();
     for (int k = 0; k < hits.count(ProfileKeywords.STREET); k++) {
       int at = hits.start(ProfileKeywords.STREET, k);
@@ -59,7 +62,6 @@ final class Addresses {
         out.add(at);
       }
     }
-    postalCodes(t.text(), out);
     int[] result = Arrays.copyOf(out.at, out.count);
     Arrays.sort(result);
     return result;
@@ -176,41 +178,31 @@ final class Addresses {
 
   /**
    * Postal codes beside a city: 5 digits and a capitalised word (10115 Berlin), 4 digits, two letters and a word
-   * (1012 AB Amsterdam), 00-950 Warszawa, 01310-100 São Paulo, 1100-148 Lisboa, {@code , IL 62704}, SW1A 1AA.
+   * (1012 AB Amsterdam), 00-950 Warszawa, 01310-100 São Paulo, 1100-148 Lisboa, {@code , IL 62704}, SW1A 1AA: whether
+   * one starts at word start {@code i}.
    */
-  private static void postalCodes(String s, Anchors out) {
+  static boolean postalAt(String s, int i) {
     int n = s.length();
-    for (int i = 0; i < n; i++) {
-      char c = s.charAt(i);
-      if (!Chars.isAsciiAlnum(c) || (i > 0 && (Chars.isAsciiAlnum(s.charAt(i - 1)) || s.charAt(i - 1) == '-'
-          || s.charAt(i - 1) == '.' || s.charAt(i - 1) == '+'))) {
-        continue;
-      }
-      int j = i;
-      while (j < n && Chars.isDigit(s.charAt(j))) {
-        j++;
-      }
-      int len = j - i;
-      boolean code = false;
-      if (len == 5 && usState(s, i)) {
-        code = charAt(s, j) != '-' || Chars.isDigit(charAt(s, j + 1));
-      } else if (len == 5 || ((len == 2 || len == 4) && charAt(s, j) == '-' && digitsAt(s, j + 1, 3))) {
-        int k = len == 5 ? j : j + 4;
-        if (len == 5 && charAt(s, j) == '-' && digitsAt(s, j + 1, 3)) {
-          k = j + 4; // 01310-100
-        }
-        code = charAt(s, k) == ' ' && cityAt(s, k + 1);
-      } else if (len == 4 && charAt(s, j) == ' ' && Chars.isUpperAscii(charAt(s, j + 1))
-          && Chars.isUpperAscii(charAt(s, j + 2)) && charAt(s, j + 3) == ' ' && cityAt(s, j + 4)) {
-        code = true; // 1012 AB Amsterdam
-      } else if (len == 0 && ukPostcode(s, i)) {
-        code = true;
-      }
-      if (code) {
-        out.add(i);
-      }
-      i = Math.max(i, j);
+    int j = i;
+    while (j < n && Chars.isDigit(s.charAt(j))) {
+      j++;
     }
+    int len = j - i;
+    if (len == 5 && usState(s, i)) {
+      return charAt(s, j) != '-' || Chars.isDigit(charAt(s, j + 1));
+    }
+    if (len == 5 || ((len == 2 || len == 4) && charAt(s, j) == '-' && digitsAt(s, j + 1, 3))) {
+      int k = len == 5 ? j : j + 4;
+      if (len == 5 && charAt(s, j) == '-' && digitsAt(s, j + 1, 3)) {
+        k = j + 4; // 01310-100
+      }
+      return charAt(s, k) == ' ' && cityAt(s, k + 1);
+    }
+    if (len == 4 && charAt(s, j) == ' ' && Chars.isUpperAscii(charAt(s, j + 1))
+        && Chars.isUpperAscii(charAt(s, j + 2)) && charAt(s, j + 3) == ' ' && cityAt(s, j + 4)) {
+      return true; // 1012 AB Amsterdam
+    }
+    return len == 0 && ukPostcode(s, i);
   }
 
   private static boolean digitsAt(String s, int i, int n) {

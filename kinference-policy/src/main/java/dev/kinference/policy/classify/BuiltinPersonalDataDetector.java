@@ -34,7 +34,6 @@ public final class BuiltinPersonalDataDetector implements PersonalDataDetector {
     NormalizedText t = NormalizedText.of(text);
     Findings f = new Findings();
     Secrets.find(t.text(), f);
-    CardsAndIbans.ibans(t.text(), f);
     Emails.find(t, f);
     NationalIds.words(t.text(), t.lower(), f);
     Keywords.Hits hits = ProfileKeywords.INDEX.scan(t.lower());

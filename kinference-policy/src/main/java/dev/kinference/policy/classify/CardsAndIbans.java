@@ -74,29 +74,27 @@ final class CardsAndIbans {
     return (p2 == 50 || (p2 >= 56 && p2 <= 69)) && n >= 12; // Maestro
   }
 
-  /** Every IBAN in the text: two letters, two digits and the rest, upper or lower case, single spaces or dashes. */
-  static void ibans(String s, Findings f) {
+  /**
+   * An IBAN at word start {@code i}: two letters, two digits and the rest, upper or lower case, single spaces or
+   * dashes; where it ends, or -1.
+   */
+  static int ibanAt(String s, int i, char[] buf) {
     int n = s.length();
-    char[] buf = new char[34];
-    for (int i = 0; i + 4 <= n; i++) {
-      char a = Chars.upper(s.charAt(i));
-      if (!Chars.isUpperAscii(a) || (i > 0 && Chars.isAsciiAlnum(s.charAt(i - 1)))) {
-        continue;
-      }
-      char b = Chars.upper(s.charAt(i + 1));
-      if (!Chars.isUpperAscii(b) || !Chars.isDigit(s.charAt(i + 2)) || !Chars.isDigit(s.charAt(i + 3))) {
-        continue;
-      }
-      Integer expected = IBAN_LENGTHS.get("" + a + b);
-      if (expected == null) {
-        continue;
-      }
-      int end = collect(s, i, expected, buf);
-      if (end > 0 && Checksums.ibanMod97(buf, expected)) {
-        f.add(PersonalDataKind.IBAN, i, end);
-        i = end - 1;
-      }
+    if (i + 4 > n) {
+      return -1;
     }
+    char a = Chars.upper(s.charAt(i));
+    char b = Chars.upper(s.charAt(i + 1));
+    if (!Chars.isUpperAscii(a) || !Chars.isUpperAscii(b) || !Chars.isDigit(s.charAt(i + 2))
+        || !Chars.isDigit(s.charAt(i + 3))) {
+      return -1;
+    }
+    Integer expected = IBAN_LENGTHS.get("" + a + b);
+    if (expected == null) {
+      return -1;
+    }
+    int end = collect(s, i, expected, buf);
+    return end > 0 && Checksums.ibanMod97(buf, expected) ? end : -1;
   }
 
   /** Collects {@code len} alphanumerics from {@code i} (upper-cased) into buf: where they end, or -1. */

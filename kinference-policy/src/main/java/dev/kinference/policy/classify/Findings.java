@@ -15,6 +15,8 @@ final class Findings {
   private int[] spans = new int[16];
   private int spanCount;
   private int count;
+  private int[] postal = new int[0];
+  private int postalCount;
 
   void add(PersonalDataKind kind, int start, int end) {
     kinds.add(kind);
@@ -38,6 +40,18 @@ final class Findings {
       }
     }
     return false;
+  }
+
+  /** A postal code beside a city at {@code at} (scratch for {@link Addresses}, not a finding). */
+  void postal(int at) {
+    if (postalCount == postal.length) {
+      postal = java.util.Arrays.copyOf(postal, Math.max(4, postalCount * 2));
+    }
+    postal[postalCount++] = at;
+  }
+
+  int[] postalCodes() {
+    return java.util.Arrays.copyOf(postal, postalCount);
   }
 
   boolean has(PersonalDataKind kind) {

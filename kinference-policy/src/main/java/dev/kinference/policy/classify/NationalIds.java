@@ -80,41 +80,61 @@ final class NationalIds {
 
   // ---- with letters, at the start of each word --------------------------------------------------------------------
 
-  /** Identifiers that contain letters: NINO, DNI/NIE, codice fiscale, Chinese id (X), German ID card. */
+  /**
+   * One pass over the words of the text: at each start of an ASCII word, an IBAN ({@link CardsAndIbans#ibanAt}), an
+   * identifier with letters (NINO, DNI/NIE, codice fiscale, Chinese id with X, German ID card), or a postal code
+   * for {@link Addresses} (kept in {@code f}).
+   */
   static void words(String s, String lower, Findings f) {
     int n = s.length();
+    char[] buf = new char[34];
     for (int i = 0; i < n; i++) {
       char c = s.charAt(i);
-      if (!Chars.isAsciiAlnum(c) || (i > 0 && (Chars.isAsciiAlnum(s.charAt(i - 1)) || s.charAt(i - 1) == '_'))) {
+      char prev = i > 0 ? s.charAt(i - 1) : ' ';
+      if (!Chars.isAsciiAlnum(c) || Chars.isAsciiAlnum(prev) || prev == '_') {
         continue;
       }
-      int j = i;
-      while (j < n && Chars.isAsciiAlnum(s.charAt(j))) {
-        j++;
-      }
-      if (j < n && s.charAt(j) == '_') {
-        i = j;
+      int iban = Chars.isAsciiLetter(c) ? CardsAndIbans.ibanAt(s, i, buf) : -1;
+      if (iban > 0) {
+        f.add(PersonalDataKind.IBAN, i, iban);
+        i = iban - 1;
         continue;
       }
-      int end = nino(s, i);
-      if (end < 0) {
-        end = dniOrNie(s, i);
+      if (prev != '-' && prev != '.' && prev != '+' && Addresses.postalAt(s, i)) {
+        f.postal(i);
       }
-      if (end < 0 && j - i == 16 && codiceFiscale(s, i)) {
-        end = j;
-      }
-      if (end < 0 && j - i == 18 && chineseId(s, i)) {
-        end = j;
-      }
-      if (end < 0 && j - i == 10 && germanIdCard(s, lower, i)) {
-        end = j;
-      }
-      if (end > 0) {
-        f.add(PersonalDataKind.NATIONAL_ID, i, end);
-        j = end;
-      }
-      i = j - 1;
+      i = word(s, lower, i, f) - 1;
     }
+  }
+
+  /** An identifier with letters at word start {@code i} (added to f): where to go on from. */
+  private static int word(String s, String lower, int i, Findings f) {
+    int n = s.length();
+    int j = i;
+    while (j < n && Chars.isAsciiAlnum(s.charAt(j))) {
+      j++;
+    }
+    if (j < n && s.charAt(j) == '_') {
+      return j;
+    }
+    int end = nino(s, i);
+    if (end < 0) {
+      end = dniOrNie(s, i);
+    }
+    if (end < 0 && j - i == 16 && codiceFiscale(s, i)) {
+      end = j;
+    }
+    if (end < 0 && j - i == 18 && chineseId(s, i)) {
+      end = j;
+    }
+    if (end < 0 && j - i == 10 && germanIdCard(s, lower, i)) {
+      end = j;
+    }
+    if (end > 0) {
+      f.add(PersonalDataKind.NATIONAL_ID, i, end);
+      return end;
+    }
+    return j;
   }
 
   /** A NINO at {@code i} ({@code AB123456C}, {@code AB 12 34 56 C}, any case): its end, or -1. */

@@ -70,7 +70,7 @@ final class PersonProfiles {
 
   static void find(NormalizedText t, Keywords.Hits hits, Findings f) {
     int last = -1000;
-    for (int p : Addresses.anchors(t, hits)) {
+    for (int p : Addresses.anchors(t, hits, f)) {
       if (p - last > 100 && (nameNear(t, p) || Addresses.cjkResidential(t.text(), p))) {
         f.add(PersonalDataKind.PERSON, p, p + 1);
         last = p;
