@@ -12,8 +12,8 @@ final class Findings {
 
   private final EnumSet<PersonalDataKind> kinds = EnumSet.noneOf(PersonalDataKind.class);
   private final List<PersonalDataFinding> found = new ArrayList<>();
-  private int[] spans = new int[16];
-  private int spanCount;
+  /** Characters of the normalised text already found (constant-time overlap tests whatever the count). */
+  private final java.util.BitSet claimed = new java.util.BitSet();
   private int count;
   private int[] postal = new int[0];
   private int postalCount;
@@ -24,19 +24,14 @@ final class Findings {
     if (found.size() < PersonalData.MAX_FINDINGS) {
       found.add(new PersonalDataFinding(kind, "builtin", "", start));
     }
-    if (spanCount * 2 + 2 > spans.length) {
-      spans = java.util.Arrays.copyOf(spans, spans.length * 2);
-    }
-    spans[spanCount * 2] = start;
-    spans[spanCount * 2 + 1] = end;
-    spanCount++;
+    claimed.set(start, Math.max(end, start + 1));
   }
 
   /** Whether {@code [start, end)} overlaps something already found. */
   boolean claimed(int start, int end) {
-    for (int i = 0; i < spanCount; i++) {
-      if (start < spans[i * 2 + 1] && spans[i * 2] < end) {
-        return true;
+    for (int i = start; i < Math.max(end, start + 1); i++) {
+      if (claimed.get(i)) {
+        return true; // spans are short: a loop, not nextSetBit, which could scan far past them
       }
     }
     return false;
