@@ -5,7 +5,8 @@ import java.util.Set;
 
 /**
  * Where postal addresses seem to be, for {@link PersonProfiles}: a house number beside a street word, or a postal
- * code beside a city (found in {@link NationalIds#words}' pass and kept in {@link Findings}). Keyword search (String.indexOf) and short local checks; no regular expressions.
+ * code beside a city (found in {@link NationalIds#words}' pass and kept in {@link Findings}). Hand-written: address
+ * parsers (libpostal) are native libraries with gigabytes of models, far beyond the budget. Keyword search (String.indexOf) and short local checks; no regular expressions.
  */
 final class Addresses {
 
