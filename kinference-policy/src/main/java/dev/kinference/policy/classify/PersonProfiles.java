@@ -60,7 +60,11 @@ final class PersonProfiles {
       "Airport", "Station", "Bahnhof", "Gare", "Park", "Center", "Centre", "Mall", "Restaurant", "Store", "Shop",
       "School", "College", "Church", "Kirche", "Foundation", "Institute", "Institut", "Ministry", "Department",
       "Agency", "Council", "One", "Two", "North", "South", "East", "West", "New", "Saint", "San", "Santa", "Way",
-      "Lane", "Drive", "Boulevard", "Place", "Court", "Square", "Terrace", "Headquarters", "Building", "Tower");
+      "Lane", "Drive", "Boulevard", "Place", "Court", "Square", "Terrace", "Headquarters", "Building", "Tower",
+      "House", "Palace", "Bridge", "Hall", "Gallery", "Cathedral", "Castle", "GmbH", "AG", "SA", "SARL", "SL", "SpA",
+      "Srl", "BV", "NV", "LLP", "PLC", "Hauptbahnhof", "Firma");
+  private static final Set<String> DETERMINERS = Set.of("the", "The", "der", "die", "das", "Der", "Die", "Das",
+      "le", "la", "les", "Le", "La", "Les", "el", "El", "il", "Il", "het", "Het");
   private static final Set<String> PARTICLES = Set.of("de", "van", "von", "der", "den", "da", "di", "del", "della",
       "dos", "das", "do", "du", "le", "la", "ten", "ter", "bin", "al", "el", "y", "zu");
   private static final int NAME_BEFORE = 160;
@@ -135,11 +139,11 @@ final class PersonProfiles {
     return false;
   }
 
-  /** A name label or two capitalised words near {@code p}. */
+  /** A name label near {@code p}, or two capitalised words before it (after it they are the street's name). */
   static boolean nameNear(NormalizedText t, int p) {
     int from = Math.max(0, p - NAME_BEFORE);
     int to = Math.min(t.length(), p + NAME_AFTER);
-    return Chars.near(t.lower(), from, to, NAME_LABELS) || capitalisedPair(t.text(), from, to);
+    return Chars.near(t.lower(), from, to, NAME_LABELS) || capitalisedPair(t.text(), from, p);
   }
 
   /** Two capitalised words in a row ({@code Jane Doe}, {@code María José García}), not sentence furniture. */
@@ -147,6 +151,7 @@ final class PersonProfiles {
     int i = from;
     int previousEnd = -10;
     boolean previousName = false;
+    boolean skipNext = false;
     while (i < to) {
       char c = s.charAt(i);
       if (!Character.isLetter(c) || (i > 0 && Character.isLetter(s.charAt(i - 1)))) {
@@ -162,8 +167,20 @@ final class PersonProfiles {
         i = j;
         continue;
       }
+      String word = s.substring(i, j);
       boolean name = j - i >= 2 && Character.isUpperCase(c) && Character.isLowerCase(s.charAt(i + 1))
-          && allLowerAfterFirst(s, i, j) && !NOT_NAMES.contains(s.substring(i, j));
+          && allLowerAfterFirst(s, i, j) && !NOT_NAMES.contains(word);
+      if (!name && DETERMINERS.contains(word)) {
+        previousName = false; // the White House, der Kölner Dom: a place, not a person
+        previousEnd = -10;
+        i = j;
+        skipNext = true;
+        continue;
+      }
+      if (skipNext) {
+        skipNext = false;
+        name = false;
+      }
       if (name && previousName && i - previousEnd == 1 && (s.charAt(previousEnd) == ' '
           || s.charAt(previousEnd) == '-')) {
         return true;

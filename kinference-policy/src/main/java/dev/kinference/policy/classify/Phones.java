@@ -153,6 +153,9 @@ final class Phones {
     char after = r.end < s.length() ? s.charAt(r.end) : ' ';
     boolean label = before == ':' && (r.start < 2 || !Character.isLetterOrDigit(s.charAt(r.start - 2))
         || (r.nd >= 7 && !Chars.isDigit(s.charAt(r.start - 2))));
+    if (!keyword && codeBefore(s, r.start)) {
+      return true; // UPS 1Z 999 AA1 01 2345 6784: part of a code
+    }
     if (after == ':' || (before == ':' && !label) || after == '%' || before == '=' || before == '#' || before == '@') {
       return true; // 10:00, host:8080, 20%, x=, #1234, @2x
     }
@@ -172,6 +175,20 @@ final class Phones {
       }
     }
     return false;
+  }
+
+  /** Whether the word just before {@code start} (one space between) mixes letters and digits. */
+  private static boolean codeBefore(String s, int start) {
+    if (start < 2 || s.charAt(start - 1) != ' ') {
+      return false;
+    }
+    boolean letter = false;
+    boolean digit = false;
+    for (int i = start - 2; i >= 0 && Chars.isAsciiAlnum(s.charAt(i)); i--) {
+      letter |= Chars.isAsciiLetter(s.charAt(i));
+      digit |= Chars.isDigit(s.charAt(i));
+    }
+    return letter && digit;
   }
 
   private static boolean date(DigitRun r) {

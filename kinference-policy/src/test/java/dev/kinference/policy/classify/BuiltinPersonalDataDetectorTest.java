@@ -157,6 +157,11 @@ class BuiltinPersonalDataDetectorTest {
       "tracking 9400111899223856928499, ISBN 978-3-16-148410-0, call 911 or 112",
       "Amount: 12 345 678,90; zip 90210",
       "git@bitbucket.org:team/repo.git",
+      "Translate to German: The White House is at 1600 Pennsylvania Avenue.",
+      "Plan a trip: Berlin Hauptbahnhof at 10:15, then Alexanderplatz 1, then dinner.",
+      "Erstelle eine Rechnung für die Firma Müller GmbH, Hauptstraße 5, 10115 Berlin.",
+      "Order #A-1029-3847 was shipped via UPS 1Z 999 AA1 01 2345 6784",
+      "Meeting ID: 845 2231 9876, passcode 123456",
       ""})
   void doesNotFlag(String text) {
     assertThat(detector.detect(text).found()).as(text + " -> " + detector.detect(text).describe()).isFalse();

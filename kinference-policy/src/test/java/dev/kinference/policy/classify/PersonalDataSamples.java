@@ -127,6 +127,8 @@ final class PersonalDataSamples {
       new Positive("Кому: Иванов Иван, ул. Ленина, д. 5, кв. 12, Москва 101000", PERSON),
       new Positive("Name: Mehmet Yılmaz, Atatürk Caddesi No: 15, 34000 İstanbul", PERSON),
       new Positive("Send the parcel to Lukas Nowak, ul. Marszałkowska 84/92, 00-514 Warszawa", PERSON),
+      new Positive("Send it to John Smith at 12 Baker Street", PERSON),
+      new Positive("Bitte an Herrn Peter Schmidt, Goethestraße 7, 60313 Frankfurt", PERSON),
       new Positive("O meu telemóvel é 912 345 678", PHONE),
       new Positive("My mobile is 07700 900123", PHONE),
       new Positive("Mi DNI: 12345678-Z", NATIONAL_ID),
@@ -229,5 +231,14 @@ final class PersonalDataSamples {
       "Schreibe eine Funktion, die Postleitzahlen wie 10115 validiert.",
       "La rue de Rivoli compte 200 boutiques.",
       "Call stack depth 1024, frame 0x7ffe, thread 12345678",
-      "SELECT name, dob FROM users WHERE id = 42;");
+      "SELECT name, dob FROM users WHERE id = 42;",
+      "Marie Curie was born on 7 November 1867 in Warsaw.",
+      "The Golden Gate Bridge opened on May 27, 1937 in San Francisco.",
+      "Summarize: Apple Inc. reported revenue of 89.5 billion USD in Q4 2023, up 2%.",
+      "In Python, datetime(2024, 1, 2, 10, 0) returns 2024-01-02 10:00:00",
+      "kubectl port-forward svc/api 8080:80 -n prod-eu-1",
+      "Le Louvre se trouve 99 rue de Rivoli, 75001 Paris.",
+      "Calcula 15% de 2.500.000 pesos",
+      "Barack Obama was born on August 4, 1961, in Honolulu, Hawaii.",
+      "The Eiffel Tower is at Champ de Mars, 5 Avenue Anatole France, 75007 Paris.");
 }
