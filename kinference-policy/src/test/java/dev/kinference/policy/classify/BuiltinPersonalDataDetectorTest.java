@@ -33,6 +33,8 @@ class BuiltinPersonalDataDetectorTest {
       "call me at (415) 555-2671 please | PHONE",
       "mon portable: 06 12 34 56 78 | PHONE",
       "Handy 01701234567 | PHONE",
+      "01701234567 | PHONE",
+      "bitte 0151 23456789 | PHONE",
       "meine Nummer 0170 1234567 | PHONE",
       "+49 30 901820 | PHONE",
       "0049 170 1234567 | PHONE",
