@@ -7,6 +7,7 @@ module dev.kinference.policy {
   requires transitive dev.kinference.core;
   requires static transitive org.jspecify;
   requires org.snakeyaml.engine;
+  requires com.google.i18n.phonenumbers.libphonenumber;
   requires org.slf4j;
   requires java.net.http;
 

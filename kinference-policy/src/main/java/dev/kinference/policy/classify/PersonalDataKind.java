@@ -10,8 +10,15 @@ public enum PersonalDataKind {
   PAYMENT_CARD,
   /** An IBAN with the right length for its country and a valid mod-97 check. */
   IBAN,
-  /** A national identity number: US SSN, UK NINO, French NIR, Spanish DNI/NIE, Italian codice fiscale. */
+  /**
+   * A national identity number: US SSN, UK NINO, French NIR, Spanish DNI/NIE, Italian codice fiscale, German Steuer-ID
+   * and ID card number, Dutch BSN, Indian Aadhaar, Chinese resident identity number, Brazilian CPF.
+   */
   NATIONAL_ID,
+  /** A passport number beside the word for passport. */
+  PASSPORT,
+  /** A person's name with a postal address or a date of birth. */
+  PERSON,
   /** An API key, access token or private key. */
   SECRET;
 

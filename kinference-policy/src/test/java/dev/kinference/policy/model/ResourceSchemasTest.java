@@ -87,7 +87,7 @@ class ResourceSchemasTest {
     assertThat(((Map<String, Object>) matchProps.get("trafficClass"))).containsEntry("nullable", true)
         .containsEntry("enum", List.of("interactive", "batch"));
     assertThat((Map<String, Object>) ((Map<String, Object>) matchProps.get("personalDataKinds")).get("items"))
-        .containsEntry("enum", List.of("email", "phone", "payment-card", "iban", "national-id", "secret"));
+        .containsEntry("enum", List.of("email", "phone", "payment-card", "iban", "national-id", "passport", "person", "secret"));
     Map<String, Object> tenant = (Map<String, Object>) ((Map<String, Object>) ResourceSchemas.openApiV3("Tenant")
         .get("properties")).get("spec");
     Map<String, Object> traffic = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) tenant
