@@ -870,7 +870,7 @@ neg("email-like", "en", "What does the @ in @username mean on Mastodon vs in an 
 neg("email-like", "en", "Kotlin: val x = list.map { it * 2 }@label — is 'return@forEach' the right syntax?")
 neg("email-like", "en", "In Excel, =SUM(A1:A10)@ and the implicit intersection operator @ — what changed in 365?")
 neg("email-like", "en", "Our placeholder in templates is {{user.email}} and {{support_address}}; render it with Jinja.")
-neg("email-like", "en", "Use an address like name@example.com in the docs — is that the RFC 2606 reserved domain?")
+neg("email-like", "en", "Is user@localhost accepted by RFC 5321, or does the domain need a dot? Explain the grammar.")
 neg("email-like", "en", "svn checkout svn+ssh://svn@svn.example.org/trunk@1234 — what is @1234?")
 neg("email-like", "en", "Decorator stacking: @staticmethod @lru_cache(maxsize=1024) def f(x): ... — order matters?")
 neg("email-like", "de", "Was bedeutet foo@bar in einer Nix-Flake-Referenz wie github:NixOS/nixpkgs@23.11?")
@@ -928,9 +928,12 @@ def main():
     out.write("#  - negative: machine identifiers (UUIDs, hashes, commits, timestamps, versions, IPs, MACs,"
               " ports), business identifiers (orders, invoices, tracking, SKUs, ISBNs), numbers failing their"
               " check digit, user@host that is not a mailbox (git@github.com, root@localhost, deploy@10.0.0.1),"
-              " reserved placeholder addresses, a company's own address without a person's name, a date or a"
+              " a company's own address without a person's name, a date or a"
               " city without a name, a year of birth of a historical figure, the word passport without a number,"
               " public keys and certificates.\n")
+    out.write("#  - every value is made up: e-mail domains are reserved (example.com, example.org, ...), numbers are"
+              " generated with valid check digits, keys are random. They stand for real ones: a detector must not"
+              " exempt reserved domains or test numbers.\n")
     ids = set()
     counters = {}
     for cat, lang, kinds, text in P + N:
