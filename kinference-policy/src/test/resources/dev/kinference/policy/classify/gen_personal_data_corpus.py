@@ -781,8 +781,12 @@ while True:
     if not verhoeff_ok(n):
         break
 neg("bad-aadhaar", "hi", "ऑर्डर आईडी " + n + " का रिफ़ंड नहीं आया, शिकायत लिखो।")
-s = cnid()
-neg("bad-cnid", "zh", "这个18位编号 " + s[:17] + ("0" if s[17] != "0" else "1") + " 校验位不对，用Python怎么校验？")
+while True:
+    s = cnid()
+    s = s[:17] + ("0" if s[17] != "0" else "1")
+    if not luhn_ok(s):
+        break
+neg("bad-cnid", "zh", "这个18位编号 " + s + " 校验位不对，用Python怎么校验？")
 s = cpf()
 neg("bad-cpf", "pt-BR", "O número " + fmt_cpf(s[:9] + str((int(s[9]) + 1) % 10) + s[10]) + " é rejeitado no cadastro, o dígito verificador está errado?")
 d = dni()
