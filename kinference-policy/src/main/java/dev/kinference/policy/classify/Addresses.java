@@ -19,7 +19,7 @@ final class Addresses {
       "caddesi", "sokak", "sok.", "mahallesi", "straße", "strasse", "str.", "gasse", "allee", "platz", "weg",
       "straat", "laan", "gracht", "plein", "kade", "steeg", "vej", "gatan", "gata", "katu", "p.o. box", "po box",
       "p.o.box", "postfach", "apartado", "caixa postal", "boîte postale", "casella postale", "postbus",
-      "skrytka pocztowa"};
+      "skrytka pocztowa", "شارع", "मकान", "सेक्टर", "गली", "मोहल्ला"};
   /** Street words written before the street's name, with the house number after it (Calle Mayor 5, Via Roma 12). */
   private static final Set<String> NUMBER_AFTER = Set.of("calle", "c/", "avenida", "avda.", "plaza", "paseo",
       "carrer", "via", "viale", "piazza", "corso", "largo", "rua", "travessa", "praça", "av.", "alameda", "ul.",

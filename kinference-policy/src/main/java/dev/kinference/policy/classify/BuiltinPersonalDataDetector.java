@@ -53,7 +53,7 @@ public final class BuiltinPersonalDataDetector implements PersonalDataDetector {
       if (f.claimed(run.start, run.end)) {
         continue;
       }
-      if (!CardsAndIbans.card(run, f) && !NationalIds.numeric(run, t.lower(), f)) {
+      if (!CardsAndIbans.card(run, t.lower(), f) && !NationalIds.numeric(run, t.lower(), f)) {
         Phones.phone(run, t, f);
       }
     }

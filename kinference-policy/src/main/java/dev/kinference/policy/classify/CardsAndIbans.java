@@ -14,10 +14,18 @@ final class CardsAndIbans {
 
   private CardsAndIbans() {}
 
+  /** Words for a payment card, for 13-digit numbers (EAN-13 barcodes pass Luhn too). */
+  private static final String[] CARD_WORDS = {"card", "karte", "carte", "tarjeta", "carta", "cartão", "cartao",
+      "kaart", "karta", "карт", "卡", "カード", "بطاقة", "कार्ड", "kart", "visa", "mastercard", "amex", "kredit",
+      "credit", "debit", "cc ", "pan "};
+
   /** Whether {@code run} is a card number (and then it is added). */
-  static boolean card(DigitRun run, Findings f) {
+  static boolean card(DigitRun run, String lower, Findings f) {
     if (run.plus || run.paren || run.slash || run.nd < 13 || run.nd > 19) {
       return false;
+    }
+    if (run.nd == 13 && !Chars.near(lower, run.start - 40, run.start, CARD_WORDS)) {
+      return false; // 13-digit cards are rare; EAN-13 barcodes are everywhere
     }
     if (run.groupCount > 1 && !((run.onlySeparator(' ') || run.onlySeparator('-') || run.onlySeparator('.'))
         && grouped(run))) {
@@ -85,8 +93,15 @@ final class CardsAndIbans {
     }
     char a = Chars.upper(s.charAt(i));
     char b = Chars.upper(s.charAt(i + 1));
-    if (!Chars.isUpperAscii(a) || !Chars.isUpperAscii(b) || !Chars.isDigit(s.charAt(i + 2))
-        || !Chars.isDigit(s.charAt(i + 3))) {
+    if (!Chars.isUpperAscii(a) || !Chars.isUpperAscii(b)) {
+      return -1;
+    }
+    // ES54..., es 54 ..., GB1 3BARC ...: the check digits may be spaced off the country code too
+    int k = i + 2;
+    while (k < n && k - i < 4 && s.charAt(k) == ' ') {
+      k++;
+    }
+    if (k >= n || !Chars.isDigit(s.charAt(k))) {
       return -1;
     }
     Integer expected = IBAN_LENGTHS.get("" + a + b);
@@ -94,7 +109,8 @@ final class CardsAndIbans {
       return -1;
     }
     int end = collect(s, i, expected, buf);
-    return end > 0 && Checksums.ibanMod97(buf, expected) ? end : -1;
+    return end > 0 && Chars.isDigit(buf[2]) && Chars.isDigit(buf[3]) && Checksums.ibanMod97(buf, expected) ? end
+        : -1;
   }
 
   /** Collects {@code len} alphanumerics from {@code i} (upper-cased) into buf: where they end, or -1. */
@@ -107,9 +123,16 @@ final class CardsAndIbans {
       if (Chars.isAsciiAlnum(c)) {
         buf[got++] = Chars.upper(c);
         j++;
-      } else if ((c == ' ' || c == '-' || c == '\u00a0') && got >= 4 && j + 1 < n
-          && Chars.isAsciiAlnum(s.charAt(j + 1))) {
-        j++;
+      } else if ((c == ' ' || c == '-' || c == '\u00a0') && got >= 2) {
+        // one or two separators between groups of any size ("AT89  3386  1533", "ES 54 7918 9089 58 ...")
+        int k = j + 1;
+        if (k < n && (s.charAt(k) == ' ' || s.charAt(k) == '\u00a0')) {
+          k++;
+        }
+        if (k >= n || !Chars.isAsciiAlnum(s.charAt(k))) {
+          return -1;
+        }
+        j = k;
       } else {
         return -1;
       }

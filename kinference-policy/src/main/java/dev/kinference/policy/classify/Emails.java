@@ -23,11 +23,28 @@ final class Emails {
       "live", "msn", "icloud", "me", "aol", "gmx", "web", "t-online", "proton", "protonmail", "yandex", "mail", "qq",
       "163", "126", "orange", "free", "laposte", "libero", "virgilio", "wanadoo", "ziggo", "uol", "bol", "terra",
       "rediffmail", "naver", "daum", "seznam", "wp", "o2", "onet", "interia", "zoho", "fastmail", "tutanota");
+  /** "at" as people spell it out to hide an address, in the languages of the detector's other families. */
+  private static final String[] AT_WORDS = {"at", "arroba", "arobase", "chiocciola", "ät", "собака",
+      "apenstaartje"};
+  /** "dot", likewise. */
+  private static final String[] DOT_WORDS = {"dot", "punkt", "point", "punto", "ponto", "punt", "kropka", "точка",
+      "nokta", "prick"};
   /** Obfuscated "at" markers, lower case, surrounded as written. */
-  private static final String[] AT_MARKERS = {" at ", "[at]", "(at)", "{at}", " [at] ", " (at) ", " {at} ",
-      "<at>", " @ ", "[@]", "(@)"};
-  private static final String[] DOT_MARKERS = {" dot ", "[dot]", "(dot)", "{dot}", " [dot] ", " (dot) ",
-      " {dot} ", "<dot>", " . ", "[.]", "(.)"};
+  private static final String[] AT_MARKERS = markers(AT_WORDS, " @ ", "[@]", "(@)");
+  private static final String[] DOT_MARKERS = markers(DOT_WORDS, " . ", "[.]", "(.)");
+  /** First characters after a space that may start an "at" marker (a cheap pre-check of {@link #markerAt}). */
+  private static final String AT_STARTS = "a@[({cäс";
+
+  private static String[] markers(String[] words, String... symbols) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (String w : words) {
+      // the bracketed forms first: " (at) " must win over "(at)"
+      out.addAll(java.util.List.of(" [" + w + "] ", " (" + w + ") ", " {" + w + "} ", "[" + w + "]", "(" + w + ")",
+          "{" + w + "}", "<" + w + ">", " " + w + " "));
+    }
+    out.addAll(java.util.List.of(symbols));
+    return out.toArray(String[]::new);
+  }
 
   private Emails() {}
 
@@ -39,8 +56,8 @@ final class Emails {
       int markerLen = 0;
       if (c == '@') {
         markerLen = 1;
-      } else if ((c == ' ' && i + 1 < n && (s.charAt(i + 1) == 'a' || s.charAt(i + 1) == '@' || s.charAt(i + 1) == '['
-          || s.charAt(i + 1) == '(' || s.charAt(i + 1) == '{')) || c == '[' || c == '(' || c == '{' || c == '<') {
+      } else if ((c == ' ' && i + 1 < n && AT_STARTS.indexOf(s.charAt(i + 1)) >= 0) || c == '[' || c == '('
+          || c == '{' || c == '<') {
         markerLen = markerAt(s, i, AT_MARKERS);
       }
       if (markerLen == 0) {
@@ -49,18 +66,24 @@ final class Emails {
       boolean plain = c == '@';
       int localStart = localPart(s, i);
       int domainEnd = localStart < 0 ? -1 : domain(s, i + markerLen, plain);
-      if (domainEnd > 0 && !gitRemote(s, localStart, i, domainEnd)
-          && (markerLen != 4 || s.charAt(i) != ' ' || looksObfuscated(s, localStart, i, domainEnd))) {
+      if (domainEnd > 0 && !gitRemote(s, localStart, i, domainEnd) && !localHost(s, i + markerLen, domainEnd)
+          && (!spelledAt(s, i, markerLen) || looksObfuscated(s, localStart, i, markerLen, domainEnd))) {
         f.add(PersonalDataKind.EMAIL, localStart, domainEnd);
         i = domainEnd - 1;
       }
     }
   }
 
+  /** The longest marker at {@code i}, or 0. Markers are checked on their second character first (cheap). */
   private static int markerAt(String s, int i, String[] markers) {
+    if (i + 1 >= s.length()) {
+      return 0;
+    }
+    char first = s.charAt(i);
+    char second = s.charAt(i + 1);
     int best = 0;
     for (String m : markers) {
-      if (m.length() > best && s.startsWith(m, i)) {
+      if (m.charAt(1) == second && m.charAt(0) == first && m.length() > best && s.startsWith(m, i)) {
         best = m.length();
       }
     }
@@ -144,15 +167,38 @@ final class Emails {
    * A bare {@code name at domain.tld} needs more than that ({@code I work at example.com} is not an address): a dot
    * marker, a dotted, underscored or numbered local part, or a mail provider's domain.
    */
-  private static boolean looksObfuscated(String s, int localStart, int at, int domainEnd) {
+  private static boolean looksObfuscated(String s, int localStart, int at, int markerLen, int domainEnd) {
     String local = s.substring(localStart, at);
-    String domain = s.substring(at + 4, domainEnd);
+    String domain = s.substring(at + markerLen, domainEnd);
     if (local.contains(".") || local.contains("_") || local.chars().anyMatch(Character::isDigit)
-        || local.contains("dot") || domain.contains("dot") || domain.contains("[") || domain.contains("(")) {
+        || domain.contains("[") || domain.contains("(") || spellsDot(local) || spellsDot(domain)) {
       return true;
     }
     String provider = domain.contains(".") ? domain.substring(0, domain.indexOf('.')) : domain;
     return MAIL_PROVIDERS.contains(provider);
+  }
+
+  /** A bare spelled-out "at" between spaces ({@code name at domain}), which ordinary prose also writes. */
+  private static boolean spelledAt(String s, int i, int markerLen) {
+    return s.charAt(i) == ' ' && s.charAt(i + markerLen - 1) == ' ' && Character.isLetter(s.charAt(i + 1));
+  }
+
+  private static boolean spellsDot(String part) {
+    for (String w : DOT_WORDS) {
+      if (part.contains(" " + w + " ") || part.contains("(" + w + ")") || part.contains("[" + w + "]")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A host's own mail ({@code root@localhost}, {@code MAILER-DAEMON@host.localdomain}): no one's address. */
+  private static boolean localHost(String s, int domainStart, int domainEnd) {
+    String domain = s.substring(domainStart, domainEnd);
+    int dot = domain.lastIndexOf('.');
+    String tld = dot < 0 ? domain : domain.substring(dot + 1);
+    return domain.startsWith("localhost") || tld.equals("localdomain") || tld.equals("local")
+        || tld.equals("localhost") || tld.equals("lan") || tld.equals("invalid");
   }
 
   /** {@code git@github.com:org/repo.git}, {@code ssh://git@host/...}: a remote, not an address. */

@@ -34,6 +34,8 @@ final class NationalIds {
       case 12 -> r.digits[0] >= '2' && (r.shaped(4, 4, 4) || keyword(lower, r, "aadhaar", "aadhar", "uidai", "आधार"))
           && Checksums.verhoeff(r.digits, 12);
       case 15 -> r.onlySeparator(' ') && (r.digits[0] == '1' || r.digits[0] == '2') && nir(r.digits);
+      // 420106 19640708 7590: a Chinese resident id printed in its parts (region, birth date, sequence and check)
+      case 18 -> r.groupCount > 1 && chineseId(new String(r.digits, 0, 18), 0);
       default -> false;
     };
     if (found) {
@@ -249,7 +251,8 @@ final class NationalIds {
       }
       digits += Chars.isDigit(c) ? 1 : 0;
     }
-    return !Chars.isDigit(s.charAt(i)) && digits >= 4 && Checksums.icao731(s, i, i + 9) == s.charAt(i + 9) - '0'
+    // the serial may have as few as one digit besides the check digit (YRL0W7PVJ0): the keyword and the check decide
+    return !Chars.isDigit(s.charAt(i)) && digits >= 2 && Checksums.icao731(s, i, i + 9) == s.charAt(i + 9) - '0'
         && Chars.near(lower, i - 60, i, "ausweis", "personalausweis", "id card", "identity card", "id-karte",
             "personalausweisnummer", "dokumentennummer", "document number", "perso");
   }

@@ -1,8 +1,10 @@
 package dev.kinference.policy.classify;
 
 /**
- * Passport numbers: the word for passport in one of fifteen languages and, within a short window after it, a token of
- * 6 to 10 letters and digits with at least four digits (US and UK {@code 123456789}, German {@code C01X00T47}, Indian
+ * Passport numbers: the word for passport in one of fifteen languages and, within a short window after it, an
+ * upper-case token of 6 to 10 letters and digits, with at least four digits, or at least one when 8 or longer (German
+ * {@code C1KR9PCH5} and Dutch {@code RMKZBRRN9} are mostly letters) (US and UK {@code 123456789}, German
+ * {@code C01X00T47}, Indian
  * {@code J8369854}, Chinese {@code E12345678}, Russian {@code 45 12 345678}). There is no check digit outside the
  * machine-readable zone, so the keyword carries the weight. Hand-written (keyword search and a shape).
  */
@@ -59,7 +61,9 @@ final class Passports {
       }
       boolean next = j < s.length() && (s.charAt(j) == '-' || s.charAt(j) == '/' || (s.charAt(j) == '.'
           && j + 1 < s.length() && Chars.isDigit(s.charAt(j + 1))));
-      if (len >= 6 && len <= 10 && digits >= 4 && upperOrDigits && !next && !(i > 0 && s.charAt(i - 1) == '-')) {
+      // German and Dutch numbers are mostly letters (C1KR9PCH5, RMKZBRRN9): a long one needs a digit, a short one four
+      boolean shaped = len >= 8 ? digits >= 1 : digits >= 4;
+      if (len >= 6 && len <= 10 && shaped && upperOrDigits && !next && !(i > 0 && s.charAt(i - 1) == '-')) {
         return ((long) i << 32) | j;
       }
       i = Math.max(j, i + 1);

@@ -24,7 +24,7 @@ final class PersonProfiles {
       "geburtsdatum", "geb.", "date de naissance", "fecha de nacimiento", "fecha nac", "data di nascita",
       "geboortedatum", "data de nascimento", "data urodzenia", "дата рождения", "生年月日", "出生日期", "出生年月",
       "doğum tarihi", "تاريخ الميلاد", "जन्म तिथि", "जन्मतिथि", "생년월일", "date naiss", "nascimento",
-      "födelsedatum", "fødselsdato", "syntymäaika",
+      "födelsedatum", "fødselsdato", "syntymäaika", " ur. ", "urodzony", "urodzona", "född ", "født ",
       // said of oneself: the writer's own date of birth
       "i was born", "je suis né", "je suis née", "ich bin am", "ich wurde am", "nací el", "naci el", "sono nato",
       "sono nata", "ik ben geboren", "nasci em", "я родился", "я родилась", "我出生", "urodziłem",
@@ -41,6 +41,9 @@ final class PersonProfiles {
       "الاسم", "मेरा नाम", "नाम", "제 이름", "이름", "adım", "ismim", "mr.", "mrs.", "ms.", "herr ", "frau ", "mme",
       "sr.", "sra.", "sig.", "dr.", "patient", "customer", "kunde", "client", "cliente", "employee", "mitarbeiter",
       "tenant", "mieter", "applicant", "antragsteller",
+      // in the name of: a letter or contract written for someone
+      "in the name of", "au nom de", "im namen", "a nombre de", "a nome di", "em nome de", "op naam van",
+      "adına", "باسم", "के नाम", "на имя", "名義",
       // an address said to be someone's: my address, address:, 住址
       "my address", "address:", "home address", "meine adresse", "adresse:", "mon adresse", "mi dirección",
       "dirección:", "domicilio", "il mio indirizzo", "indirizzo:", "mijn adres", "adres:", "meu endereço",
@@ -62,7 +65,12 @@ final class PersonProfiles {
       "Agency", "Council", "One", "Two", "North", "South", "East", "West", "New", "Saint", "San", "Santa", "Way",
       "Lane", "Drive", "Boulevard", "Place", "Court", "Square", "Terrace", "Headquarters", "Building", "Tower",
       "House", "Palace", "Bridge", "Hall", "Gallery", "Cathedral", "Castle", "GmbH", "AG", "SA", "SARL", "SL", "SpA",
-      "Srl", "BV", "NV", "LLP", "PLC", "Hauptbahnhof", "Firma");
+      "Srl", "BV", "NV", "LLP", "PLC", "Hauptbahnhof", "Firma", "Société", "Sociedad", "Società", "Sociedade",
+      "Gesellschaft", "Empresa", "Entreprise", "Unternehmen",
+      // street words that start an address's own capitalised words: Rue de Rivoli, Paseo de la Castellana
+      "Rue", "Calle", "Carrer", "Via", "Viale", "Rua", "Paseo", "Avenida", "Piazza", "Plaza", "Praça", "Quai",
+      "Chemin", "Allée", "Corso", "Largo", "Travessa", "Alameda", "Ulica", "Straat", "Laan", "Gracht", "Plein",
+      "Cours", "Impasse", "Rambla", "Ronda", "Camino", "Strada", "Platz", "Gasse", "Caddesi", "Sokak");
   private static final Set<String> DETERMINERS = Set.of("the", "The", "der", "die", "das", "Der", "Die", "Das",
       "le", "la", "les", "Le", "La", "Les", "el", "El", "il", "Il", "het", "Het");
   private static final Set<String> PARTICLES = Set.of("de", "van", "von", "der", "den", "da", "di", "del", "della",

@@ -46,7 +46,11 @@ final class Phones {
       "whatsapp", "sms", "text me", "ring me", "handy", "telefon", "rufnummer", "téléphone", "telephone", "portable",
       "teléfono", "telefono", "móvil", "movil", "cellulare", "celular", "telefoon", "mobiel", "telefone", "telemóvel", "telemovel", "komórk",
       "телефон", "мобильн", "电话", "手机", "電話", "携帯", "هاتف", "جوال", "फ़ोन", "फोन", "मोबाइल", "전화", "휴대폰",
-      "contact", "reach me", "dial"};
+      "contact", "reach me", "dial", "llámame", "llamame", "llama al", "llamar al", "appelle-moi", "appelez",
+      "ruf mich", "rufen sie", "anrufen", "chiamami", "chiamare", "me liga", "ligue para", "ligar para", "bel me",
+      "zadzwoń", "zadzwon", "позвони", "звоните", "ara beni", "arayın", "numaram", "رقمي", "اتصل", "कॉल", "मेरा नंबर",
+      "电话号码", "打电话", "電話番号", "my number", "mein nummer", "meine nummer", "mon numéro", "mi número",
+      "il mio numero", "meu número", "mijn nummer", "mój numer", "мой номер"};
 
   private Phones() {}
 
@@ -63,6 +67,12 @@ final class Phones {
       valid = r.nd >= 9 && validInternational(r.plus ? digits : digits.substring(2));
     } else {
       valid = validNational(digits, s.substring(r.start, r.end), nationalShape(r, t));
+      // 91-9812345670, phone 49 151 2345678: a country calling code written apart, without + or 00 (with a space,
+      // only beside a phone word: "Meeting ID: 845 2231 9876" is not Vietnam)
+      if (!valid && r.nd >= 11 && r.groupCount >= 2 && r.groups[0] <= 3 && r.digits[0] != '0'
+          && (r.seps[0] == '-' || (r.seps[0] == ' ' && Chars.near(t.lower(), r.start - 40, r.start, KEYWORDS)))) {
+        valid = validInternational(digits);
+      }
     }
     if (valid) {
       f.add(PersonalDataKind.PHONE, r.start, r.end);
@@ -156,14 +166,16 @@ final class Phones {
     if (!keyword && codeBefore(s, r.start)) {
       return true; // UPS 1Z 999 AA1 01 2345 6784: part of a code
     }
-    if (after == ':' || (before == ':' && !label) || after == '%' || before == '=' || before == '#' || before == '@') {
-      return true; // 10:00, host:8080, 20%, x=, #1234, @2x
+    if (after == ':' || (before == ':' && !label) || after == '%' || (before == '=' && !r.plus) || before == '#'
+        || before == '@') {
+      return true; // 10:00, host:8080, 20%, x=, #1234, @2x (but tel=+4915...: a number in a link)
     }
     if (date(r)) {
       return true;
     }
-    if (r.dot && r.groupCount <= 4) {
-      return true; // 192.168.1.10, 1.2.3, 3.14159
+    if (r.dot && r.groupCount <= 4 && !(r.groupCount == 3 && r.groups[0] == 3 && r.groups[1] == 3
+        && r.groups[2] == 4)) {
+      return true; // 192.168.1.10, 1.2.3, 3.14159 (but 212.555.0187: no IP or version has a 4-digit part)
     }
     if (!r.plus && !keyword && r.groupCount >= 2 && r.groups[0] <= 3) {
       boolean thousands = true;
@@ -193,6 +205,10 @@ final class Phones {
 
   private static boolean date(DigitRun r) {
     int g0 = r.groups[0];
+    boolean year = g0 == 4 && ((r.digits[0] == '1' && r.digits[1] == '9') || (r.digits[0] == '2' && r.digits[1] == '0'));
+    if (year && r.groupCount >= 2 && r.groups[1] <= 2 && r.seps[0] != ' ') {
+      return true; // 2024-10-0457: a number that starts with a year and a month (invoices, tickets)
+    }
     if (r.groupCount >= 3 && ((g0 == 4 && r.groups[1] <= 2 && r.groups[2] <= 2)
         || (g0 <= 2 && r.groups[1] <= 2 && (r.groups[2] == 4 || r.groups[2] == 2) && r.groupCount <= 4
             && r.seps[0] != ' ' && r.seps[0] == r.seps[1]))) {

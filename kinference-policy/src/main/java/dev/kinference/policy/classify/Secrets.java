@@ -19,6 +19,42 @@ final class Secrets {
     tokens(s, f);
     privateKeys(s, f);
     jwts(s, f);
+    urlPasswords(s, f);
+  }
+
+  /**
+   * A password in a URL ({@code postgres://admin:s3cret@db.example.com/prod}): the user information of a
+   * {@code scheme://} URL with a non-empty password that is not a placeholder ({@code ***}, {@code <password>},
+   * {@code ${DB_PASSWORD}}, {@code password}).
+   */
+  private static void urlPasswords(String s, Findings f) {
+    int from = 0;
+    int scheme;
+    while ((scheme = s.indexOf("://", from)) >= 0) {
+      int start = scheme + 3;
+      int end = start;
+      while (end < s.length() && !Character.isWhitespace(s.charAt(end)) && s.charAt(end) != '/'
+          && s.charAt(end) != '@' && end - start < 256) {
+        end++;
+      }
+      from = start;
+      if (end >= s.length() || s.charAt(end) != '@') {
+        continue;
+      }
+      int colon = s.indexOf(':', start);
+      if (colon < 0 || colon >= end - 1) {
+        continue;
+      }
+      String password = s.substring(colon + 1, end);
+      String p = password.toLowerCase(java.util.Locale.ROOT);
+      boolean placeholder = p.chars().allMatch(c -> c == '*' || c == 'x' || c == '.') || p.startsWith("<")
+          || p.startsWith("${") || p.startsWith("{{") || p.startsWith("$") || p.equals("password")
+          || p.equals("pass") || p.equals("passwd") || p.equals("secret") || p.equals("changeme");
+      if (!placeholder) {
+        f.add(PersonalDataKind.SECRET, colon + 1, end);
+      }
+      from = end;
+    }
   }
 
   private static void tokens(String s, Findings f) {
