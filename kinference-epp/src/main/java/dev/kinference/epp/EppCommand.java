@@ -1,0 +1,74 @@
+package dev.kinference.epp;
+
+import dev.kinference.gateway.GovernanceGuard;
+import dev.kinference.gateway.PolicyGateway;
+import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kinference epp}: Kinference as the endpoint picker of the Gateway API Inference Extension. The policy
+ * configuration is assembled as {@code kinference serve} assembles it ({@link PolicyGateway}: fleet, metrics, KV
+ * events, policy engine, governance), but instead of serving HTTP the router answers Envoy's ext_proc stream.
+ *
+ * <p>It lives here, with its own {@code main}, because this module depends on the gateway module, where the
+ * {@code kinference} command line is: the gateway cannot name it without a cycle.
+ */
+@Command(
+    name = "epp",
+    mixinStandardHelpOptions = true,
+    description = "Serve the Endpoint Picker Protocol (Envoy ext_proc v3 over gRPC) with Kinference's router.")
+public final class EppCommand implements Callable<Integer> {
+
+  @Option(names = {"-c", "--config"}, paramLabel = "DIR", required = true,
+      description = "Policy configuration: a directory of YAML files, or files (watched). Repeatable.")
+  List<Path> config = new ArrayList<>();
+
+  @Option(names = {"-p", "--port"}, defaultValue = "9002", paramLabel = "PORT",
+      description = "gRPC port of the ext_proc and health services (default ${DEFAULT-VALUE}, the reference's).")
+  int port;
+
+  @Option(names = "--host", defaultValue = "0.0.0.0", paramLabel = "ADDRESS",
+      description = "Address to listen on (default ${DEFAULT-VALUE}).")
+  String host = "0.0.0.0";
+
+  @Option(names = "--tenant-header", paramLabel = "NAME",
+      description = "Header naming the tenant, set by the proxy after its own authentication.")
+  @Nullable String tenantHeader;
+
+  @Option(names = "--body-mode", defaultValue = "streamed", paramLabel = "MODE",
+      description = "Request body mode the proxy uses when its messages do not say: streamed (FULL_DUPLEX_STREAMED, "
+          + "default) or buffered.")
+  String bodyMode = "streamed";
+
+  @Override
+  public Integer call() throws Exception {
+    BodySendMode mode = switch (bodyMode.toLowerCase(Locale.ROOT)) {
+      case "streamed", "full_duplex_streamed" -> BodySendMode.FULL_DUPLEX_STREAMED;
+      case "buffered" -> BodySendMode.BUFFERED;
+      default -> throw new CommandLine.ParameterException(new CommandLine(this),
+          "--body-mode must be streamed or buffered");
+    };
+    try (PolicyGateway pg = PolicyGateway.builder().watch(config).build()) {
+      EndpointPicker picker = EndpointPicker.builder().router(pg.router())
+          .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode).build();
+      try (EppServer server = EppServer.start(picker, host, port)) {
+        System.out.println("kinference epp: ext_proc on " + host + ":" + server.port());
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "epp-shutdown"));
+        server.awaitTermination();
+      }
+    }
+    return 0;
+  }
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new EppCommand()).execute(args));
+  }
+}
