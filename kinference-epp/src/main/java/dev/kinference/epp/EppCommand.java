@@ -48,6 +48,11 @@ public final class EppCommand implements Callable<Integer> {
           + "default) or buffered.")
   String bodyMode = "streamed";
 
+  @Option(names = "--direct-executor",
+      description = "Handle each message on the transport's thread, without a hand-off: lower latency; only with "
+          + "the in-memory state store and a local tokenizer (nothing that waits).")
+  boolean direct;
+
   @Override
   public Integer call() throws Exception {
     BodySendMode mode = switch (bodyMode.toLowerCase(Locale.ROOT)) {
@@ -59,7 +64,7 @@ public final class EppCommand implements Callable<Integer> {
     try (PolicyGateway pg = PolicyGateway.builder().watch(config).build()) {
       EndpointPicker picker = EndpointPicker.builder().router(pg.router())
           .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode).build();
-      try (EppServer server = EppServer.start(picker, host, port)) {
+      try (EppServer server = EppServer.start(picker, host, port, direct)) {
         System.out.println("kinference epp: ext_proc on " + host + ":" + server.port());
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "epp-shutdown"));
         server.awaitTermination();

@@ -24,11 +24,24 @@ public final class EppServer implements AutoCloseable {
   private final Server server;
   private final HealthStatusManager healthManager;
 
-  /** Starts serving {@code picker} on {@code host:port} (port 0: a free one). */
+  /** Starts serving {@code picker} on {@code host:port} (port 0: a free one), on gRPC's default executor. */
   public static EppServer start(EndpointPicker picker, String host, int port) {
+    return start(picker, host, port, false);
+  }
+
+  /**
+   * Starts serving {@code picker} on {@code host:port} (port 0: a free one). With {@code direct}, each message is
+   * handled on the transport's event-loop thread, without a hand-off: lower latency, for a picker whose decisions
+   * never wait (an in-memory state store, a local tokenizer); a shared state store's round trips need the default.
+   */
+  public static EppServer start(EndpointPicker picker, String host, int port, boolean direct) {
     Objects.requireNonNull(picker, "picker");
     HealthStatusManager h = new HealthStatusManager();
-    Server s = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+    NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
+    if (direct) {
+      b.directExecutor();
+    }
+    Server s = b
         .addService(picker)
         .addService(h.getHealthService())
         .build();
