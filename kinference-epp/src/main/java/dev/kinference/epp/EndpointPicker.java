@@ -246,16 +246,15 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     private void pick() {
       byte[] bytes = body.toByteArray();
       Caller caller;
-      try {
-        caller = guard.authenticate(format, headers::get);
-      } catch (RequestRejectedException e) {
-        refuse(e.httpStatus(), e.getMessage(), null);
-        return;
-      }
-      if (tenantHeader != null && caller.tenant() == null) {
-        String t = headers.get(tenantHeader);
-        if (t != null && !t.isBlank()) {
-          caller = Caller.of(t.trim());
+      String named = tenantHeader == null ? null : headers.get(tenantHeader);
+      if (named != null && !named.isBlank()) {
+        caller = Caller.of(named.trim()); // the proxy in front authenticated the caller
+      } else {
+        try {
+          caller = guard.authenticate(format, headers::get);
+        } catch (RequestRejectedException e) {
+          refuse(e.httpStatus(), e.getMessage(), null);
+          return;
         }
       }
       InferenceRequest parsed;
@@ -536,8 +535,9 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     }
 
     /**
-     * A header carrying the tenant, set by a trusted proxy in front (after its own authentication): used when the
-     * request's credentials name no tenant. Default: none.
+     * A header naming the tenant, set by a trusted proxy in front after its own authentication: when a request carries
+     * it, its value is the tenant (limits, budgets and policy apply to it) and the request's own credentials are not
+     * checked. The proxy must remove the header from what clients send. Default: none (API keys only).
      */
     public Builder tenantHeader(@Nullable String name) {
       this.tenantHeader = name == null || name.isBlank() ? null : name.trim().toLowerCase(Locale.ROOT);

@@ -40,7 +40,8 @@ public final class EppCommand implements Callable<Integer> {
   String host = "0.0.0.0";
 
   @Option(names = "--tenant-header", paramLabel = "NAME",
-      description = "Header naming the tenant, set by the proxy after its own authentication.")
+      description = "Header naming the tenant, set by the proxy in front after its own authentication (it must strip "
+          + "the header from what clients send); requests carrying it are not checked for API keys.")
   @Nullable String tenantHeader;
 
   @Option(names = "--body-mode", defaultValue = "streamed", paramLabel = "MODE",
