@@ -322,6 +322,32 @@ class EndpointPickerTest {
     two.end();
   }
 
+  @Test
+  void theDecisionFollowsTheFallbackThatServed() throws Exception {
+    Call call = new Call();
+    String dest = pickStreamed("/v1/chat/completions", chat("fallback", false), null, call);
+    List<String> order = List.of(dest.split(","));
+    assertThat(order).hasSizeGreaterThan(1);
+    String served = order.get(1);
+    long primaryFailed = state(order.get(0)).failedCount();
+    long servedCompleted = state(served).completedCount();
+    call.send(responseHeaders(200, "application/json").toBuilder().setMetadataContext(Metadata.newBuilder()
+        .putFilterMetadata(EndpointPicker.LB_NAMESPACE, Struct.newBuilder().putFields(EndpointPicker.SERVED_KEY,
+            Value.newBuilder().setStringValue(served).build()).build())).build());
+    call.next();
+    call.send(responseBody("{\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}", true));
+    call.next();
+    call.end();
+    assertThat(state(order.get(0)).failedCount()).as("the primary did not serve").isEqualTo(primaryFailed + 1);
+    assertThat(state(served).completedCount()).as("the fallback did").isEqualTo(servedCompleted + 1);
+    assertThat(inFlight()).isZero();
+  }
+
+  EndpointState state(String hostPort) {
+    return java.util.Objects.requireNonNull(pg).fleet().endpoints().stream()
+        .filter(e -> EndpointPicker.hostPort(e.endpoint()).equals(hostPort)).findFirst().orElseThrow();
+  }
+
   ImmediateResponse refused(Call call) throws InterruptedException {
     ProcessingResponse r = call.next();
     assertThat(r.hasImmediateResponse()).as("%s", r).isTrue();
