@@ -218,6 +218,12 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
         refuse(400, "an inference request needs a JSON body", null);
         return;
       }
+      if (requestMode == BodySendMode.NONE) {
+        // The proxy will not send the body, so there is nothing to route on: its configuration is wrong.
+        refuse(500, "the endpoint picker needs the request body: configure the ext_proc filter's "
+            + "processing_mode.request_body_mode as FULL_DUPLEX_STREAMED or BUFFERED", null);
+        return;
+      }
       if (requestMode != BodySendMode.FULL_DUPLEX_STREAMED) {
         // Buffered: the body follows only once the headers are answered; the destination goes with the body's answer.
         send(ProcessingResponse.newBuilder().setRequestHeaders(HeadersResponse.newBuilder()

@@ -387,6 +387,10 @@ class EndpointPickerTest {
     noBody.send(headers("/v1/chat/completions", null, null, true));
     assertThat(refused(noBody).getStatus().getCodeValue()).isEqualTo(400);
 
+    Call noBodyMode = new Call();
+    noBodyMode.send(headers("/v1/chat/completions", null, BodySendMode.NONE, false));
+    assertThat(refused(noBodyMode).getStatus().getCodeValue()).as("a proxy that will not send the body").isEqualTo(500);
+
     Call early = new Call();
     early.send(headers("/v1/chat/completions", null, null, false));
     early.send(body("{\"model\":", false));
