@@ -3,7 +3,14 @@ package dev.kinference.epp;
 import dev.kinference.gateway.GovernanceGuard;
 import dev.kinference.gateway.PolicyGateway;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
+import dev.kinference.endpoint.EndpointSource;
+import dev.kinference.plugin.PluginSet;
+import dev.kinference.plugin.Plugins;
+import dev.kinference.policy.config.PolicyConfig;
+import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -27,9 +34,21 @@ import picocli.CommandLine.Option;
     description = "Serve the Endpoint Picker Protocol (Envoy ext_proc v3 over gRPC) with Kinference's router.")
 public final class EppCommand implements Callable<Integer> {
 
-  @Option(names = {"-c", "--config"}, paramLabel = "DIR", required = true,
-      description = "Policy configuration: a directory of YAML files, or files (watched). Repeatable.")
+  @Option(names = {"-c", "--config"}, paramLabel = "DIR",
+      description = "Policy configuration: a directory of YAML files, or files (watched). Repeatable. Without it, "
+          + "--discovery is required and every discovered model is served.")
   List<Path> config = new ArrayList<>();
+
+  @Option(names = "--discovery", paramLabel = "NAME",
+      description = "Also pick among the vLLM servers an endpoint-source plugin finds, by name: 'kubernetes' watches "
+          + "the EndpointSlices of KINFERENCE_K8S_SERVICE or the pods of KINFERENCE_K8S_POD_SELECTOR in "
+          + "KINFERENCE_K8S_NAMESPACE, as for kinference serve.")
+  @Nullable String discovery;
+
+  @Option(names = "--index", defaultValue = "auto", paramLabel = "KIND",
+      description = "precise (the servers' KV events), approximate (the router's own decisions) or auto (default: "
+          + "precise when a configured endpoint publishes KV events).")
+  String index = "auto";
 
   @Option(names = {"-p", "--port"}, defaultValue = "9002", paramLabel = "PORT",
       description = "gRPC port of the ext_proc and health services (default ${DEFAULT-VALUE}, the reference's).")
@@ -62,7 +81,41 @@ public final class EppCommand implements Callable<Integer> {
       default -> throw new CommandLine.ParameterException(new CommandLine(this),
           "--body-mode must be streamed or buffered");
     };
-    try (PolicyGateway pg = PolicyGateway.builder().watch(config).build()) {
+    PrintWriter err = new PrintWriter(System.err, true, java.nio.charset.StandardCharsets.UTF_8);
+    PolicyGateway.Builder b = PolicyGateway.builder();
+    switch (index) {
+      case "precise" -> b.preciseIndex(true);
+      case "approximate" -> b.preciseIndex(false);
+      case "auto" -> { }
+      default -> {
+        err.println("kinference epp: --index must be precise, approximate or auto, not " + index);
+        return 2;
+      }
+    }
+    if (discovery != null) {
+      PluginSet<EndpointSource> sources = Plugins.load(EndpointSource.class);
+      Optional<EndpointSource> source = sources.find(discovery);
+      if (source.isEmpty()) {
+        err.println("kinference epp: no endpoint source named '" + discovery + "'; available: " + sources.names());
+        return 2;
+      }
+      b.discovery(source.get());
+    }
+    if (!config.isEmpty()) {
+      for (Path p : config) {
+        if (!Files.exists(p)) {
+          err.println("kinference epp: no such file or directory: " + p);
+          return 2;
+        }
+      }
+      b.watch(config);
+    } else if (discovery != null) {
+      b.config(PolicyConfig.EMPTY);
+    } else {
+      err.println("kinference epp: give --config DIR, --discovery NAME, or both");
+      return 2;
+    }
+    try (PolicyGateway pg = b.build()) {
       EndpointPicker picker = EndpointPicker.builder().router(pg.router())
           .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode).build();
       try (EppServer server = EppServer.start(picker, host, port, direct)) {
