@@ -20,10 +20,8 @@ fi
 # With -am every module writes the file; kinference-epp comes last in the reactor, so its class path stays.
 ./mvnw -q "${MVN_OFFLINE[@]}" -pl kinference-epp -am test-compile dependency:build-classpath \
   -Dmdep.includeScope=test -Dmdep.outputFile="$CP_FILE"
+. "$ROOT/.mvn/select-jdk.sh" # JAVA_HOME: a JDK 21+ (as ./mvnw and ./kinference find it)
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
-if [ -d /usr/lib/jvm/temurin-25-jdk-amd64 ] && [ -z "${JAVA_HOME:-}" ]; then
-  JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
-fi
 CP="$ROOT/kinference-epp/target/test-classes:$ROOT/kinference-epp/target/classes:$(cat "$CP_FILE")"
 # shellcheck disable=SC2086
 exec "$JAVA" -Xms512m -Xmx512m ${JAVA_OPTS:-} -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" \
