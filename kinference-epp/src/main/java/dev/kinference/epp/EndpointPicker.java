@@ -308,6 +308,9 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
         Duration retry = e instanceof RequestRejectedException rr ? rr.retryAfter().orElse(null) : null;
         refuse(e.httpStatus(), e.getMessage(), retry == null && e.httpStatus() == 503 ? Duration.ofSeconds(1) : retry);
         return;
+      } catch (RuntimeException e) {
+        admitted.release(); // answered 500 by onNext; nothing stays reserved
+        throw e;
       }
       reservation = admitted;
       decision = d;
