@@ -34,7 +34,9 @@ import java.util.concurrent.TimeUnit;
  * response phase then ends each decision, untimed. Two workloads of {@code TOKENS} prompt tokens each (default 1024,
  * 64 shared system prompts, so prefixes repeat): {@code pretokenized}, {@code /v1/completions} with the prompt as
  * token ids (tokenization excluded), and {@code chat}, {@code /v1/chat/completions} with text the router tokenizes
- * (the default approximate tokenizer; tokenization included).
+ * (the default approximate tokenizer; tokenization included). System properties: {@code endpoints}, {@code
+ * requests}, {@code warmup}, {@code tokens}, {@code direct} (true), {@code transports} ({@code
+ * in-process,loopback}), {@code workloads} ({@code pretokenized,chat}).
  */
 public final class EppBench {
 
@@ -67,7 +69,7 @@ public final class EppBench {
       if (direct) {
         loopback.directExecutor();
       }
-      for (String transport : List.of("in-process", "loopback")) {
+      for (String transport : System.getProperty("transports", "in-process,loopback").split(",")) {
         ManagedChannel channel = transport.equals("loopback") ? loopback.build()
             : InProcessChannelBuilder.forName("epp-bench").directExecutor().build();
         run(channel, transport + (direct && transport.equals("loopback") ? " (direct executor)" : ""), endpoints,
@@ -82,7 +84,7 @@ public final class EppBench {
     {
       System.out.println(transport + ":");
       try {
-        for (String workload : List.of("pretokenized", "chat")) {
+        for (String workload : System.getProperty("workloads", "pretokenized,chat").split(",")) {
           SplittableRandom random = new SplittableRandom(42);
           for (int i = 0; i < warmup; i++) {
             roundTrip(channel, workload, tokens, random);
