@@ -180,7 +180,20 @@ public final class Router implements AutoCloseable {
    * @throws RequestRejectedException if the policy engine rejects the request
    */
   public RoutingDecision route(InferenceRequest request) {
-    return decide(request, true);
+    return decide(request, true, null);
+  }
+
+  /**
+   * Like {@link #route}, choosing only among the endpoints {@code within} accepts (candidates, the policy's
+   * fallbacks and so the alternates alike): for a proxy that names the subset it may send to, such as the Gateway API
+   * Inference Extension's {@code x-gateway-destination-endpoint-subset}. Unlike a {@link Filter}, the restriction
+   * never fails open.
+   *
+   * @throws NoEndpointException if no endpoint serves the request's model, or none accepted is available
+   * @throws RequestRejectedException if the policy engine rejects the request
+   */
+  public RoutingDecision route(InferenceRequest request, Predicate<Endpoint> within) {
+    return decide(request, true, Objects.requireNonNull(within, "within"));
   }
 
   /**
@@ -188,7 +201,7 @@ public final class Router implements AutoCloseable {
    * session affinity. For explaining and testing policies.
    */
   public RoutingDecision preview(InferenceRequest request) {
-    return decide(request, false);
+    return decide(request, false, null);
   }
 
   /** Applies a KV-cache event from the endpoint with this id; ignored if it is not a member. */
@@ -199,7 +212,7 @@ public final class Router implements AutoCloseable {
     }
   }
 
-  private RoutingDecision decide(InferenceRequest original, boolean account) {
+  private RoutingDecision decide(InferenceRequest original, boolean account, @Nullable Predicate<Endpoint> within) {
     long now = ticker.getAsLong();
     InferenceRequest request = original;
     Predicate<EndpointState> selector = null;
@@ -238,6 +251,9 @@ public final class Router implements AutoCloseable {
       if (selector == null ? e.endpoint().isExternal() : !selector.test(e)) {
         continue;
       }
+      if (within != null && !within.test(e.endpoint())) {
+        continue;
+      }
       cand[n++] = e;
     }
     for (Filter f : filters) {
@@ -269,7 +285,9 @@ public final class Router implements AutoCloseable {
       fallbacks = new EndpointState[fallbackIds.size()];
       for (String id : fallbackIds) {
         EndpointState e = snap.byId().get(id);
-        if (e != null && e.health() == Health.HEALTHY) {
+        if (e != null && within != null && !within.test(e.endpoint())) {
+          notes = note(notes, "fallback " + id + " is outside the allowed subset");
+        } else if (e != null && e.health() == Health.HEALTHY) {
           fallbacks[fallbackCount++] = e;
         } else {
           notes = note(notes, "fallback " + id + " is " + (e == null ? "not in the fleet" : e.health()));

@@ -610,4 +610,19 @@ class RouterTest {
     assertThat(d.notes()).anySatisfy(n -> assertThat(n).contains("tokenizer broken failed"));
     assertThat(d.promptTokens()).isEqualTo(new ApproximateTokenizer().tokenize(chat("s", "q")).length);
   }
+
+  @Test
+  void aRestrictionChoosesOnlyWithinItAndNeverFailsOpen() {
+    Router router = builder(4).maxAlternates(3).build();
+    scrapeAll(router, 0);
+    for (int i = 0; i < 20; i++) {
+      RoutingDecision d = router.route(chat("s", "q" + i), e -> e.id().equals("e1") || e.id().equals("e3"));
+      assertThat(d.endpoint().id()).isIn("e1", "e3");
+      assertThat(d.alternates()).allSatisfy(a -> assertThat(a.id()).isIn("e1", "e3"));
+      d.reportFinished(Usage.UNKNOWN);
+    }
+    assertThatThrownBy(() -> router.route(chat("s", "q"), e -> false))
+        .isInstanceOfSatisfying(NoEndpointException.class, e -> assertThat(e.httpStatus()).isEqualTo(503));
+    assertThat(router.route(chat("s", "q")).endpoint().id()).as("unrestricted as before").startsWith("e");
+  }
 }
