@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kinference.policy.accounting.UsageRecord;
 import dev.kinference.policy.config.PolicyLoader;
-import dev.kinference.policy.engine.Governance;
 import dev.kinference.sim.server.SimulatedServer;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -32,24 +31,8 @@ class ClientDisconnectTest {
   static void start() throws Exception {
     // one token every ~50 ms of wall time: 2,000 tokens take far longer than the test waits
     sim = SimulatedServer.builder(Harness.MODEL).name("slow").timeScale(0.5).kvEvents(false).start();
-    String yaml = """
-        apiVersion: kinference.dev/v1alpha1
-        kind: InferencePool
-        metadata: {name: local}
-        spec:
-          model: %s
-          endpoints:
-            - id: slow
-              url: %s
-        ---
-        apiVersion: kinference.dev/v1alpha1
-        kind: Tenant
-        metadata: {name: acme}
-        spec:
-          apiKeys: [{name: a, sha256: %s}]
-          models: ["*"]
-          limits: {tokensPerMinute: 100000}
-        """.formatted(Harness.MODEL, sim.baseUri(), Governance.sha256Hex("k"));
+    String yaml = TestPolicies.pool(Harness.MODEL, TestPolicies.endpoints(List.of(sim)))
+        + TestPolicies.tenant("acme", "k", "limits: {tokensPerMinute: 100000}");
     pg = PolicyGateway.builder().config(PolicyLoader.load(yaml, "disconnect.yaml").orThrow())
         .gateway(g -> g.port(0)).build().start();
   }

@@ -34,18 +34,7 @@ class GracefulDrainTest {
     for (int i = 0; i < 2; i++) {
       sims.add(SimulatedServer.builder(Harness.MODEL).name("sim-" + i).timeScale(2).kvEvents(false).start());
     }
-    StringBuilder eps = new StringBuilder();
-    for (SimulatedServer s : sims) {
-      eps.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
-    }
-    String yaml = """
-        apiVersion: kinference.dev/v1alpha1
-        kind: InferencePool
-        metadata: {name: local}
-        spec:
-          model: %s
-          endpoints:
-        %s""".formatted(Harness.MODEL, eps.toString().indent(4));
+    String yaml = TestPolicies.pool(Harness.MODEL, TestPolicies.endpoints(sims));
     PolicyGateway a = PolicyGateway.builder().config(PolicyLoader.load(yaml, "a.yaml").orThrow())
         .gateway(g -> g.port(0).accessLog(false)).build().start();
     PolicyGateway b = PolicyGateway.builder().config(PolicyLoader.load(yaml, "b.yaml").orThrow())

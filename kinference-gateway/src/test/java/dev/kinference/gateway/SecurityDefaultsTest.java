@@ -3,7 +3,6 @@ package dev.kinference.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kinference.policy.config.PolicyLoader;
-import dev.kinference.policy.engine.Governance;
 import dev.kinference.sim.server.SimulatedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -31,15 +30,7 @@ class SecurityDefaultsTest {
   @BeforeAll
   static void start() throws Exception {
     sim = SimulatedServer.builder(Harness.MODEL).name("internal-node-7").timeScale(20).kvEvents(false).start();
-    String yaml = """
-        apiVersion: kinference.dev/v1alpha1
-        kind: InferencePool
-        metadata: {name: local}
-        spec:
-          model: %s
-          endpoints:
-            - id: internal-node-7
-              url: %s
+    String yaml = TestPolicies.pool(Harness.MODEL, TestPolicies.endpoints(java.util.List.of(sim))) + """
         ---
         apiVersion: kinference.dev/v1alpha1
         kind: ModelAlias
@@ -48,14 +39,7 @@ class SecurityDefaultsTest {
           model: assistant
           targets:
             - pool: local
-        ---
-        apiVersion: kinference.dev/v1alpha1
-        kind: Tenant
-        metadata: {name: acme}
-        spec:
-          apiKeys: [{name: a, sha256: %s}]
-          models: ["*"]
-        """.formatted(Harness.MODEL, sim.baseUri(), Governance.sha256Hex(KEY));
+        """ + TestPolicies.tenant("acme", KEY);
     pg = PolicyGateway.builder().config(PolicyLoader.load(yaml, "security.yaml").orThrow())
         .gateway(g -> g.port(0)).build().start();
   }

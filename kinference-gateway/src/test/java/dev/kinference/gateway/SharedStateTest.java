@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.policy.accounting.UsageQuery;
 import dev.kinference.policy.accounting.UsageTotal;
 import dev.kinference.policy.config.PolicyLoader;
-import dev.kinference.policy.engine.Governance;
 import dev.kinference.policy.limits.CalendarPeriod;
 import dev.kinference.policy.limits.RateLimitStore;
 import dev.kinference.policy.limits.ResilientStateStore;
@@ -56,37 +55,9 @@ class SharedStateTest {
   final List<PolicyGateway> gateways = new ArrayList<>();
 
   static String config(String acmeLimits) {
-    StringBuilder eps = new StringBuilder();
-    for (SimulatedServer s : sims) {
-      eps.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
-    }
-    return """
-        apiVersion: kinference.dev/v1alpha1
-        kind: InferencePool
-        metadata: {name: local}
-        spec:
-          model: %s
-          price: {input: 10.0, output: 30.0}
-          endpoints:
-        %s
-        ---
-        apiVersion: kinference.dev/v1alpha1
-        kind: Tenant
-        metadata: {name: acme}
-        spec:
-          apiKeys: [{name: a, sha256: %s}]
-          models: ["*"]
-          limits: {%s}
-        ---
-        apiVersion: kinference.dev/v1alpha1
-        kind: Tenant
-        metadata: {name: frugal}
-        spec:
-          apiKeys: [{name: f, sha256: %s}]
-          models: ["*"]
-          budget: {period: day, limit: 0.002, currency: USD}
-        """.formatted(Harness.MODEL, eps.toString().stripTrailing().indent(4).stripTrailing(),
-        Governance.sha256Hex(KEY), acmeLimits, Governance.sha256Hex(FRUGAL_KEY));
+    return TestPolicies.pool(Harness.MODEL, TestPolicies.endpoints(sims), "price: {input: 10.0, output: 30.0}")
+        + TestPolicies.tenant("acme", KEY, "limits: {" + acmeLimits + "}")
+        + TestPolicies.tenant("frugal", FRUGAL_KEY, "budget: {period: day, limit: 0.002, currency: USD}");
   }
 
   @BeforeAll

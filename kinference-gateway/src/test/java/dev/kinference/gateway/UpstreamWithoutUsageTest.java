@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kinference.policy.accounting.UsageRecord;
 import dev.kinference.policy.config.PolicyLoader;
-import dev.kinference.policy.engine.Governance;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -59,25 +58,9 @@ class UpstreamWithoutUsageTest {
       }
     });
     upstream.start();
-    String yaml = """
-        apiVersion: kinference.dev/v1alpha1
-        kind: InferencePool
-        metadata: {name: local}
-        spec:
-          model: m
-          price: {input: 1.0, output: 1000000.0}
-          endpoints:
-            - id: no-usage
-              url: http://127.0.0.1:%d
-        ---
-        apiVersion: kinference.dev/v1alpha1
-        kind: Tenant
-        metadata: {name: acme}
-        spec:
-          apiKeys: [{name: a, sha256: %s}]
-          models: ["*"]
-          limits: {tokensPerMinute: 100000}
-        """.formatted(c.getLocalPort(), Governance.sha256Hex("k"));
+    String yaml = TestPolicies.pool("m", java.util.Map.of("no-usage", "http://127.0.0.1:" + c.getLocalPort()),
+        "price: {input: 1.0, output: 1000000.0}")
+        + TestPolicies.tenant("acme", "k", "limits: {tokensPerMinute: 100000}");
     pg = PolicyGateway.builder().config(PolicyLoader.load(yaml, "no-usage.yaml").orThrow())
         .scrapeInterval(java.time.Duration.ofSeconds(30)).kvEvents(false)
         .gateway(g -> g.port(0)).build().start();
