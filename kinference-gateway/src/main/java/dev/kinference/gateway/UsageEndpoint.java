@@ -104,11 +104,8 @@ final class UsageEndpoint {
     return k == null ? null : k.strip();
   }
 
-  private static byte[] sha256(String s) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+  /** The key's SHA-256 as the tenants' keys are kept ({@link Governance#sha256Hex}), as bytes to compare. */
+  private static byte[] sha256(String key) {
+    return Governance.sha256Hex(key).getBytes(StandardCharsets.US_ASCII);
   }
 }
