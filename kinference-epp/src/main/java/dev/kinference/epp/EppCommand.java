@@ -2,6 +2,7 @@ package dev.kinference.epp;
 
 import dev.kinference.gateway.GovernanceGuard;
 import dev.kinference.gateway.PolicyGateway;
+import dev.kinference.k8s.InferenceObjectives;
 import dev.kinference.k8s.InferencePoolSource;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
 import dev.kinference.endpoint.EndpointSource;
@@ -15,6 +16,7 @@ import java.util.Optional;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
@@ -56,6 +58,11 @@ public final class EppCommand implements Callable<Integer> {
       description = "With --inference-pool: the model of pods that do not name one in their kinference.dev/model "
           + "annotation or label (without it such pods are left out).")
   @Nullable String poolModel;
+
+  @Option(names = "--objectives",
+      description = "With --inference-pool: read the pool's InferenceObjectives (inference.networking.x-k8s.io/"
+          + "v1alpha2, CRD installed) and give a request naming one in x-gateway-inference-objective its priority.")
+  boolean objectives;
 
   @Option(names = "--index", defaultValue = "auto", paramLabel = "KIND",
       description = "precise (the servers' KV events), approximate (the router's own decisions) or auto (default: "
@@ -120,8 +127,8 @@ public final class EppCommand implements Callable<Integer> {
         return 2;
       }
       b.discovery(pool.build());
-    } else if (poolModel != null) {
-      err.println("kinference epp: --pool-model needs --inference-pool");
+    } else if (poolModel != null || objectives) {
+      err.println("kinference epp: --pool-model and --objectives need --inference-pool");
       return 2;
     }
     if (discovery != null) {
@@ -148,9 +155,15 @@ public final class EppCommand implements Callable<Integer> {
           + "--config with one of the others");
       return 2;
     }
-    try (PolicyGateway pg = b.build()) {
+    try (PolicyGateway pg = b.build();
+        InferenceObjectives priorities = objectives ? InferenceObjectives.of(Objects.requireNonNull(inferencePool))
+            : null) {
+      if (priorities != null) {
+        priorities.start();
+      }
       EndpointPicker picker = EndpointPicker.builder().router(pg.router())
-          .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode).build();
+          .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode)
+          .objectives(priorities).build();
       try (EppServer server = EppServer.start(picker, host, port, direct)) {
         System.out.println("kinference epp: ext_proc on " + host + ":" + server.port());
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "epp-shutdown"));

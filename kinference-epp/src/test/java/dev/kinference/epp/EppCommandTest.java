@@ -25,5 +25,6 @@ class EppCommandTest {
     assertThat(run("--inference-pool", "llm/Qwen_3")).as("not a Kubernetes name").isEqualTo(2);
     assertThat(run("--inference-pool", "llm/qwen3", "--discovery", "kubernetes")).isEqualTo(2);
     assertThat(run("--pool-model", "qwen3", "--discovery", "kubernetes")).isEqualTo(2);
+    assertThat(run("--objectives", "--discovery", "kubernetes")).isEqualTo(2);
   }
 }
