@@ -5,6 +5,7 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.kinference.cloud.translate.ApiErrors;
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.policy.model.Tenant;
 import dev.kinference.gateway.Caller;
 import dev.kinference.gateway.RequestGuard;
 import dev.kinference.gateway.Reservation;
@@ -46,6 +47,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -67,6 +69,9 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
 
   private static final Logger log = LoggerFactory.getLogger(EndpointPicker.class);
 
+  /** The header naming a request's InferenceObjective (Gateway API Inference Extension). */
+  public static final String OBJECTIVE_HEADER = "x-gateway-inference-objective";
+
   /** The header, and the key in the dynamic metadata, naming the chosen endpoints. */
   public static final String DESTINATION = "x-gateway-destination-endpoint";
   /** The dynamic metadata namespace of the chosen endpoint. */
@@ -83,6 +88,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
   private final RequestParser parser;
   private final @Nullable String tenantHeader;
   private final BodySendMode defaultMode;
+  private final @Nullable Function<String, @Nullable Integer> objectives;
   final LongAdder picked = new LongAdder();
   final LongAdder refused = new LongAdder();
 
@@ -92,6 +98,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     this.parser = b.parser;
     this.tenantHeader = b.tenantHeader;
     this.defaultMode = b.bodyMode;
+    this.objectives = b.objectives;
   }
 
   public static Builder builder() {
@@ -101,6 +108,16 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
   @Override
   public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> out) {
     return new Stream(out);
+  }
+
+  private @Nullable Integer objectivePriority(@Nullable String name) {
+    Function<String, @Nullable Integer> lookup = objectives;
+    if (lookup == null || name == null || name.isBlank()) {
+      return null;
+    }
+    Integer p = lookup.apply(name.strip());
+    return p == null ? null
+        : Math.max(Tenant.Traffic.MIN_PRIORITY, Math.min(Tenant.Traffic.MAX_PRIORITY, p));
   }
 
   /** {@code ip:port} of an endpoint's URI (the scheme's default port when it names none). */
@@ -276,7 +293,9 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
         rb.sessionId(session);
       }
       var traffic = guard.traffic(caller);
-      rb.priority(parsed.body() != null && Objects.requireNonNull(parsed.body()).hasNonNull("priority")
+      Integer objective = objectivePriority(headers.get(OBJECTIVE_HEADER));
+      rb.priority(objective != null ? objective
+          : parsed.body() != null && Objects.requireNonNull(parsed.body()).hasNonNull("priority")
           ? traffic.clampPriority(parsed.priority()) : traffic.priority());
       rb.trafficClass(traffic.classFor(null));
       String requestId = headers.get("x-request-id");
@@ -523,8 +542,21 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     private RequestParser parser = RequestParser.defaults();
     private @Nullable String tenantHeader;
     private BodySendMode bodyMode = BodySendMode.FULL_DUPLEX_STREAMED;
+    private @Nullable Function<String, @Nullable Integer> objectives;
 
     private Builder() {}
+
+    /**
+     * The priorities of the Gateway API Inference Extension's InferenceObjectives, by name: a request naming one in
+     * {@value #OBJECTIVE_HEADER} gets its priority (written by operators, so not limited by the tenant's
+     * {@code maxPriority}; kept within [{@value Tenant.Traffic#MIN_PRIORITY}, {@value Tenant.Traffic#MAX_PRIORITY}]),
+     * in place of the body's {@code priority} and the tenant's default. Unknown objectives change nothing. Default:
+     * none.
+     */
+    public Builder objectives(@Nullable Function<String, @Nullable Integer> priorities) {
+      this.objectives = priorities;
+      return this;
+    }
 
     /** The router that decides. Required. */
     public Builder router(Router router) {

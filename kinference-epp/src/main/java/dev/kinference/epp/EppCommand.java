@@ -2,6 +2,8 @@ package dev.kinference.epp;
 
 import dev.kinference.gateway.GovernanceGuard;
 import dev.kinference.gateway.PolicyGateway;
+import dev.kinference.k8s.InferenceObjectives;
+import dev.kinference.k8s.InferencePoolSource;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
 import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.plugin.PluginSet;
@@ -14,6 +16,7 @@ import java.util.Optional;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
@@ -44,6 +47,22 @@ public final class EppCommand implements Callable<Integer> {
           + "the EndpointSlices of KINFERENCE_K8S_SERVICE or the pods of KINFERENCE_K8S_POD_SELECTOR in "
           + "KINFERENCE_K8S_NAMESPACE, as for kinference serve.")
   @Nullable String discovery;
+
+  @Option(names = {"--inference-pool", "--pool"}, paramLabel = "NAMESPACE/NAME",
+      description = "Pick among the Ready pods of this Gateway API Inference Extension InferencePool "
+          + "(inference.networking.k8s.io/v1): its spec.selector.matchLabels and spec.targetPorts, watched live. "
+          + "Instead of --discovery; the API server is found as kubectl finds it (in a cluster, the service account).")
+  @Nullable String inferencePool;
+
+  @Option(names = "--pool-model", paramLabel = "MODEL",
+      description = "With --inference-pool: the model of pods that do not name one in their kinference.dev/model "
+          + "annotation or label (without it such pods are left out).")
+  @Nullable String poolModel;
+
+  @Option(names = "--objectives",
+      description = "With --inference-pool: read the pool's InferenceObjectives (inference.networking.x-k8s.io/"
+          + "v1alpha2, CRD installed) and give a request naming one in x-gateway-inference-objective its priority.")
+  boolean objectives;
 
   @Option(names = "--index", defaultValue = "auto", paramLabel = "KIND",
       description = "precise (the servers' KV events), approximate (the router's own decisions) or auto (default: "
@@ -92,6 +111,26 @@ public final class EppCommand implements Callable<Integer> {
         return 2;
       }
     }
+    if (inferencePool != null) {
+      if (discovery != null) {
+        err.println("kinference epp: give --inference-pool or --discovery, not both");
+        return 2;
+      }
+      InferencePoolSource.Builder pool = InferencePoolSource.builder();
+      try {
+        pool.pool(inferencePool);
+        if (poolModel != null) {
+          pool.defaultModel(poolModel);
+        }
+      } catch (IllegalArgumentException e) {
+        err.println("kinference epp: --inference-pool: " + e.getMessage());
+        return 2;
+      }
+      b.discovery(pool.build());
+    } else if (poolModel != null || objectives) {
+      err.println("kinference epp: --pool-model and --objectives need --inference-pool");
+      return 2;
+    }
     if (discovery != null) {
       PluginSet<EndpointSource> sources = Plugins.load(EndpointSource.class);
       Optional<EndpointSource> source = sources.find(discovery);
@@ -109,15 +148,22 @@ public final class EppCommand implements Callable<Integer> {
         }
       }
       b.watch(config);
-    } else if (discovery != null) {
+    } else if (discovery != null || inferencePool != null) {
       b.config(PolicyConfig.EMPTY);
     } else {
-      err.println("kinference epp: give --config DIR, --discovery NAME, or both");
+      err.println("kinference epp: give --config DIR, --discovery NAME or --inference-pool NAMESPACE/NAME, or "
+          + "--config with one of the others");
       return 2;
     }
-    try (PolicyGateway pg = b.build()) {
+    try (PolicyGateway pg = b.build();
+        InferenceObjectives priorities = objectives ? InferenceObjectives.of(Objects.requireNonNull(inferencePool))
+            : null) {
+      if (priorities != null) {
+        priorities.start();
+      }
       EndpointPicker picker = EndpointPicker.builder().router(pg.router())
-          .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode).build();
+          .guard(GovernanceGuard.of(pg.governance())).tenantHeader(tenantHeader).bodyMode(mode)
+          .objectives(priorities).build();
       try (EppServer server = EppServer.start(picker, host, port, direct)) {
         System.out.println("kinference epp: ext_proc on " + host + ":" + server.port());
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "epp-shutdown"));

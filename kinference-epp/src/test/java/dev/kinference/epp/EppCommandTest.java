@@ -21,5 +21,10 @@ class EppCommandTest {
     assertThat(run("--discovery", "no-such-source")).isEqualTo(2);
     assertThat(run("--discovery", "kubernetes", "--index", "exact")).isEqualTo(2);
     assertThat(run("--config", "/tmp", "--body-mode", "chunked")).isEqualTo(2);
+    assertThat(run("--inference-pool", "qwen3")).as("no namespace").isEqualTo(2);
+    assertThat(run("--inference-pool", "llm/Qwen_3")).as("not a Kubernetes name").isEqualTo(2);
+    assertThat(run("--inference-pool", "llm/qwen3", "--discovery", "kubernetes")).isEqualTo(2);
+    assertThat(run("--pool-model", "qwen3", "--discovery", "kubernetes")).isEqualTo(2);
+    assertThat(run("--objectives", "--discovery", "kubernetes")).isEqualTo(2);
   }
 }

@@ -112,7 +112,7 @@ final class EndpointMapper {
           continue;
         }
         String zone = ep.path("zone").asText("");
-        build(out, skipped, what, podName, podNs, address, port, pod, zone, s);
+        build(out, skipped, what, podName, podNs, address, port, pod, zone, s, "");
       }
     }
     return new Result(List.copyOf(out.values()), skipped);
@@ -120,6 +120,16 @@ final class EndpointMapper {
 
   /** Endpoints from pods selected by labels: running, ready, not being deleted, with an IP. */
   static Result fromPods(Collection<JsonNode> pods, Settings s) {
+    return fromPods(pods, s, List.of());
+  }
+
+  /**
+   * Endpoints from pods, as {@link #fromPods(Collection, Settings)}, but served on the given ports (an InferencePool's
+   * {@code targetPorts}) rather than the port each pod names: one endpoint per pod and port, its id
+   * {@code namespace/pod} for the first port and {@code namespace/pod:port} for the others. With no ports, each pod's
+   * own.
+   */
+  static Result fromPods(Collection<JsonNode> pods, Settings s, List<Integer> targetPorts) {
     Map<String, Endpoint> out = new TreeMap<>();
     Map<String, String> skipped = new TreeMap<>();
     for (JsonNode pod : pods) {
@@ -133,19 +143,26 @@ final class EndpointMapper {
       if (deleting || ip.isEmpty() || !"Running".equals(status.path("phase").asText()) || !podReady(status)) {
         continue;
       }
+      if (!targetPorts.isEmpty()) {
+        for (int i = 0; i < targetPorts.size(); i++) {
+          build(out, skipped, what, name, ns, ip, targetPorts.get(i), pod, "", s,
+              i == 0 ? "" : ":" + targetPorts.get(i));
+        }
+        continue;
+      }
       Integer port = podPort(pod, s);
       if (port == null) {
         skipped.put(what, "no serving port");
         continue;
       }
-      build(out, skipped, what, name, ns, ip, port, pod, "", s);
+      build(out, skipped, what, name, ns, ip, port, pod, "", s, "");
     }
     return new Result(List.copyOf(out.values()), skipped);
   }
 
   private static void build(Map<String, Endpoint> out, Map<String, String> skipped, String what,
       @Nullable String podName, String podNs, String address, int port, @Nullable JsonNode pod, String zone,
-      Settings s) {
+      Settings s, String idSuffix) {
     String model = attribute(pod, PodAnnotations.MODEL);
     if (model == null) {
       model = s.defaultModel();
@@ -154,7 +171,8 @@ final class EndpointMapper {
       skipped.put(what, "names no model (set the " + PodAnnotations.MODEL + " annotation or label)");
       return;
     }
-    String id = podName != null ? (podNs.isEmpty() ? podName : podNs + "/" + podName) : address + ":" + port;
+    String id = podName != null ? (podNs.isEmpty() ? podName : podNs + "/" + podName) + idSuffix
+        : address + ":" + port;
     if (out.containsKey(id)) {
       return; // the same pod in two slices while they are being rebalanced
     }
