@@ -122,8 +122,8 @@ class KubernetesEndpointSourceTest {
         "192.0.2.2", at("vllm-b", true, false))));
     deliveries.awaitIds("llm/vllm-a", "llm/vllm-b");
 
+    // reconnected: by fabric8 itself when it notices the drop, or by the watchdog (a new generation) when it does not
     assertThat(api.proxy.accepted()).isGreaterThan(connections);
-    assertThat(source.generations()).isGreaterThanOrEqualTo(2);
     // The endpoints were never withdrawn while the connection was down.
     assertThat(source.currentEndpoints()).extracting(Endpoint::id).containsExactly("llm/vllm-a", "llm/vllm-b");
   }
