@@ -239,6 +239,9 @@ public final class Router implements AutoCloseable {
     List<EndpointState> pool = selector == null ? snap.serving(request.model()) : snap.all();
     s.ensure(pool.size() + fallbackIds.size() + 1);
     List<String> notes = null;
+    if (request.sessionId() != null) {
+      notes = note(notes, "session from " + request.sessionSource());
+    }
 
     // Candidates: selected (or serving the model, not external), not draining, through the filters.
     EndpointState[] cand = s.filtered;
