@@ -55,6 +55,7 @@ final class Pooling {
   private @Nullable Reservation reservation;
   private String model = "-";
   private String askedModel = "-";
+  private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
 
   Pooling(Gateway g, Request request, Response response, Callback callback, String path, Caller caller) {
     this.g = g;
@@ -67,6 +68,7 @@ final class Pooling {
 
   /** The body arrived: parse, admit, route, forward. */
   void start(byte[] bytes) {
+    g.poolingActive.incrementAndGet(); // every path from here ends in write(), which counts it out
     try {
       ObjectNode root;
       try {
@@ -235,6 +237,15 @@ final class Pooling {
         .send(new BufferingResponseListener(MAX_RESPONSE_BYTES) {
           @Override
           public void onComplete(Result result) {
+            try {
+              completed(result);
+            } catch (RuntimeException ex) {
+              LOG.error("{} failed", path, ex);
+              fail(e, 500, "internal error: " + ex);
+            }
+          }
+
+          private void completed(Result result) {
             int status = result.isSucceeded() ? result.getResponse().getStatus() : 502;
             boolean ok = result.isSucceeded() && status < 500;
             state.onFinished(false, input, generation, ok && status < 400);
@@ -329,9 +340,23 @@ final class Pooling {
   }
 
   private void write(int status, byte[] body) {
+    if (!answered.compareAndSet(false, true)) {
+      return;
+    }
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
-    response.write(true, ByteBuffer.wrap(body), callback);
+    response.write(true, ByteBuffer.wrap(body), Callback.from(() -> {
+      done();
+      callback.succeeded();
+    }, x -> {
+      done();
+      callback.failed(x);
+    }));
+  }
+
+  /** No longer active: counted out of {@link Gateway#activeRequests()} (graceful drain, the active gauge). */
+  private void done() {
+    g.poolingActive.decrementAndGet();
   }
 }
