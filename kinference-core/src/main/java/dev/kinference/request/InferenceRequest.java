@@ -40,6 +40,7 @@ public final class InferenceRequest {
   private final @Nullable String lora;
   private final @Nullable String tenant;
   private final @Nullable String sessionId;
+  private final @Nullable String sessionSource;
   private final int priority;
   private final TrafficClass trafficClass;
   private final Map<String, String> headers;
@@ -63,6 +64,7 @@ public final class InferenceRequest {
     this.lora = b.lora;
     this.tenant = b.tenant;
     this.sessionId = b.sessionId;
+    this.sessionSource = b.sessionSource;
     this.priority = b.priority;
     this.trafficClass = b.trafficClass;
     this.headers = java.util.Collections.unmodifiableMap(new TreeMap<>(b.headers));
@@ -90,6 +92,7 @@ public final class InferenceRequest {
     b.lora = lora;
     b.tenant = tenant;
     b.sessionId = sessionId;
+    b.sessionSource = sessionSource;
     b.priority = priority;
     b.trafficClass = trafficClass;
     b.headers.putAll(headers);
@@ -167,6 +170,16 @@ public final class InferenceRequest {
     return sessionId;
   }
 
+  /**
+   * Which hint gave {@link #sessionId()}: the header or body field's name ({@code x-kinference-session}, an agent's
+   * session header such as {@code x-claude-code-session-id} or {@code session_id}, {@code prompt_cache_key},
+   * {@code metadata.user_id}, {@code safety_identifier}, {@code user}), {@code caller} when set programmatically
+   * without a source, or null when there is no session.
+   */
+  public @Nullable String sessionSource() {
+    return sessionSource;
+  }
+
   /** Larger is more urgent; 0 is the default. */
   public int priority() {
     return priority;
@@ -233,7 +246,7 @@ public final class InferenceRequest {
   @Override
   public String toString() {
     return "InferenceRequest[" + format + " model=" + model + " messages=" + messages.size() + " chars=" + promptChars
-        + (tenant == null ? "" : " tenant=" + tenant) + (sessionId == null ? "" : " session=" + sessionId) + "]";
+        + (tenant == null ? "" : " tenant=" + tenant) + (sessionId == null ? "" : " session=" + sessionId + " (" + sessionSource + ")") + "]";
   }
 
   private static long countChars(
@@ -287,6 +300,7 @@ public final class InferenceRequest {
     private @Nullable String lora;
     private @Nullable String tenant;
     private @Nullable String sessionId;
+    private @Nullable String sessionSource;
     private int priority;
     private TrafficClass trafficClass = TrafficClass.INTERACTIVE;
     private final Map<String, String> headers = new TreeMap<>();
@@ -384,8 +398,15 @@ public final class InferenceRequest {
       return this;
     }
 
+    /** The session key, its source {@code caller}. */
     public Builder sessionId(@Nullable String sessionId) {
+      return session(sessionId, "caller");
+    }
+
+    /** The session key and the hint that gave it (see {@link InferenceRequest#sessionSource()}). */
+    public Builder session(@Nullable String sessionId, @Nullable String source) {
       this.sessionId = sessionId;
+      this.sessionSource = sessionId == null ? null : source == null ? "caller" : source;
       return this;
     }
 

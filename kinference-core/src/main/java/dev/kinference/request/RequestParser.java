@@ -403,6 +403,7 @@ public final class RequestParser {
       }
       b.cacheSalt(salt.asText());
     }
+    sessionHint(root, b);
     JsonNode priority = root.get("priority");
     if (priority != null && !priority.isNull()) {
       if (!priority.isIntegralNumber() || !priority.canConvertToInt()) {
@@ -414,6 +415,33 @@ public final class RequestParser {
     }
     return b;
   }
+
+  /**
+   * The body's session hints, strongest first: OpenAI's {@code prompt_cache_key} (the client's own grouping of
+   * requests that share a prefix), Anthropic's {@code metadata.user_id} and OpenAI's {@code safety_identifier} (one
+   * end user, who may hold several conversations), then OpenAI's {@code user} (deprecated, often a constant). Values
+   * that are not non-blank strings of at most {@value #MAX_SESSION_HINT} characters are ignored, not rejected:
+   * they are hints. The gateway lets headers override these (see {@code SessionHints} there).
+   */
+  private static void sessionHint(ObjectNode root, InferenceRequest.Builder b) {
+    String[][] fields = {{"prompt_cache_key"}, {"metadata", "user_id"}, {"safety_identifier"}, {"user"}};
+    for (String[] path : fields) {
+      JsonNode v = root;
+      for (String f : path) {
+        v = v.isObject() ? v.get(f) : null;
+        if (v == null) {
+          break;
+        }
+      }
+      if (v != null && v.isTextual() && !v.asText().isBlank() && v.asText().length() <= MAX_SESSION_HINT) {
+        b.session(v.asText(), String.join(".", path));
+        return;
+      }
+    }
+  }
+
+  /** The longest session hint taken from a body field. */
+  static final int MAX_SESSION_HINT = 512;
 
   private static String requireModel(ObjectNode root) throws InvalidRequestException {
     JsonNode model = root.get("model");

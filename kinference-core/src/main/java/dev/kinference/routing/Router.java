@@ -204,6 +204,77 @@ public final class Router implements AutoCloseable {
     return decide(request, false, null);
   }
 
+  /**
+   * Where a pooling or tokenizer request (embeddings, rerank, score, tokenize) may go: the policy's verdict (aliases,
+   * rewrites, rejections) and the local, non-draining endpoints serving its model, least loaded first (requests in
+   * flight plus the estimated queue; ties in random order). No prefix term: such a request generates nothing and
+   * leaves nothing in the cache for a later one to reuse; and nothing is counted, taught or remembered, so the caller
+   * tracks the load it sends with {@link EndpointState#onDispatched} and {@link EndpointState#onFinished}. Healthy
+   * endpoints come before unhealthy ones, which stay as a last resort.
+   *
+   * @throws NoEndpointException if no endpoint serves the request's model
+   * @throws RequestRejectedException if the policy engine rejects the request
+   */
+  public PoolingChoice rankByLoad(InferenceRequest original) {
+    InferenceRequest request = original;
+    Predicate<EndpointState> selector = null;
+    List<String> trace = List.of();
+    Fleet.Snapshot snap = fleet.snapshot();
+    if (policyEngine != null) {
+      switch (policyEngine.evaluate(original, snap)) {
+        case PolicyVerdict.Reject r ->
+            throw new RequestRejectedException(r.httpStatus(), r.reason(), r.retryAfter(), r.trace());
+        case PolicyVerdict.Proceed p -> {
+          request = p.request();
+          selector = p.candidates();
+          trace = p.trace();
+        }
+      }
+    }
+    List<EndpointState> pool = selector == null ? snap.serving(request.model()) : snap.all();
+    RandomGenerator rnd = random != null ? random : ThreadLocalRandom.current();
+    List<EndpointState> ranked = new ArrayList<>(pool.size());
+    List<Double> load = new ArrayList<>(pool.size());
+    for (EndpointState e : pool) {
+      if (e.endpoint().isExternal() || e.health() == Health.DRAINING || (selector != null && !selector.test(e))) {
+        continue;
+      }
+      ranked.add(e);
+      load.add((e.health() == Health.HEALTHY ? 0 : 1e9) + e.inFlight() + e.estimatedWaiting(0.5)
+          + rnd.nextDouble() * 1e-3);
+    }
+    if (ranked.isEmpty()) {
+      if (selector == null && pool.isEmpty()) {
+        throw new NoEndpointException(request.model(), true, new ArrayList<>(new TreeSet<>(snap.byModel().keySet())));
+      }
+      throw new NoEndpointException(request.model(), false, List.of());
+    }
+    Integer[] order = new Integer[ranked.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, java.util.Comparator.comparingDouble(load::get));
+    List<EndpointState> out = new ArrayList<>(order.length);
+    for (Integer i : order) {
+      out.add(ranked.get(i));
+    }
+    return new PoolingChoice(request, out, trace);
+  }
+
+  /**
+   * {@link #rankByLoad}'s answer.
+   *
+   * @param request the request as the policy left it (an alias resolved)
+   * @param ranked the endpoints to try, in order
+   * @param trace the policy's trace
+   */
+  public record PoolingChoice(InferenceRequest request, List<EndpointState> ranked, List<String> trace) {
+    public PoolingChoice {
+      ranked = List.copyOf(ranked);
+      trace = List.copyOf(trace);
+    }
+  }
+
   /** Applies a KV-cache event from the endpoint with this id; ignored if it is not a member. */
   public void onKvEvent(String endpointId, KvEvent event) {
     EndpointState e = fleet.get(endpointId);
@@ -239,6 +310,9 @@ public final class Router implements AutoCloseable {
     List<EndpointState> pool = selector == null ? snap.serving(request.model()) : snap.all();
     s.ensure(pool.size() + fallbackIds.size() + 1);
     List<String> notes = null;
+    if (request.sessionId() != null) {
+      notes = note(notes, "session from " + request.sessionSource());
+    }
 
     // Candidates: selected (or serving the model, not external), not draining, through the filters.
     EndpointState[] cand = s.filtered;

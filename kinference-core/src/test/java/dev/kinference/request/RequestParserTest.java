@@ -191,4 +191,21 @@ class RequestParserTest {
     assertThat(r.model()).isEqualTo("alias");
     assertThat(rewritten.tenant()).isEqualTo("team-a");
   }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "{\"user\":\"u\"} | u | user",
+      "{\"user\":\"u\",\"safety_identifier\":\"s\"} | s | safety_identifier",
+      "{\"user\":\"u\",\"metadata\":{\"user_id\":\"m\"}} | m | metadata.user_id",
+      "{\"user\":\"u\",\"safety_identifier\":\"s\",\"prompt_cache_key\":\"p\"} | p | prompt_cache_key",
+      "{\"user\":\"u\",\"prompt_cache_key\":\"\"} | u | user",
+      "{\"user\":7,\"metadata\":{\"user_id\":null}} | | ",
+  })
+  void sessionHintsFromTheBodyByPrecedence(String hints, String session, String source) throws Exception {
+    String json = hints.substring(0, hints.length() - 1) + (hints.length() > 2 ? "," : "")
+        + "\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    InferenceRequest r = parser.parse(ApiFormat.OPENAI_CHAT, json);
+    assertThat(r.sessionId()).isEqualTo(session);
+    assertThat(r.sessionSource()).isEqualTo(source);
+  }
 }

@@ -137,10 +137,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       return;
     }
     InferenceRequest.Builder b = parsed.toBuilder().tenant(caller.tenant());
-    String session = request.getHeaders().get("x-kinference-session");
-    if (session != null && !session.isBlank()) {
-      b.sessionId(session);
-    }
+    SessionHints.apply(name -> request.getHeaders().get(name), b);
     // The tenant's traffic policy gives the class and priority; the headers (and a body's priority) only choose
     // within it, clamped. Policy rules (setPriority) apply later and are not clamped.
     var traffic = g.guard.traffic(caller);
@@ -1115,6 +1112,10 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (g.debugHeaders) {
       response.getHeaders().put("x-kinference-endpoint", a.endpoint().id());
       response.getHeaders().put("x-kinference-cached-tokens", a.decision.cachedPrefixTokens());
+      String source = a.decision.request().sessionSource();
+      if (source != null) {
+        response.getHeaders().put("x-kinference-session-source", source);
+      }
     }
   }
 

@@ -87,6 +87,8 @@ public final class Gateway implements AutoCloseable {
   final boolean blockingPlugins;
   final boolean debugHeaders;
   final Set<Exchange> active = ConcurrentHashMap.newKeySet();
+  /** Pooling and tokenizer requests ({@link Pooling}) between their body's arrival and their answer's last byte. */
+  final java.util.concurrent.atomic.AtomicInteger poolingActive = new java.util.concurrent.atomic.AtomicInteger();
   private final Server server;
   private final ServerConnector connector;
   private final @Nullable ServerConnector probeConnector;
@@ -105,7 +107,7 @@ public final class Gateway implements AutoCloseable {
     this.accessLog = b.accessLog;
     this.blockingPlugins = b.blockingPlugins;
     this.debugHeaders = b.debugHeaders;
-    this.metrics = new GatewayMetrics(router.fleet(), queue::size, active::size);
+    this.metrics = new GatewayMetrics(router.fleet(), queue::size, this::activeRequests);
     if (guard instanceof GovernanceGuard governed) {
       StateStoreMetrics.register(metrics.registry, governed.governance());
       this.usageEndpoint = new UsageEndpoint(governed.governance(), b.adminKey);
@@ -244,7 +246,7 @@ public final class Gateway implements AutoCloseable {
 
   /** Requests being handled now (queued, waiting for an upstream, or streaming). */
   public int activeRequests() {
-    return active.size();
+    return active.size() + poolingActive.get();
   }
 
   /** Requests waiting in the gateway queue now. */
@@ -307,10 +309,10 @@ public final class Gateway implements AutoCloseable {
     long deadline = System.nanoTime() + timeout.toNanos();
     // a request whose client chose this replica just before the flag must not find the server gone: drained means
     // nothing in flight and nothing arrived for a moment
-    while (!active.isEmpty() || queue.size() > 0 || System.nanoTime() - lastArrivalNanos < QUIET_NANOS) {
+    while (activeRequests() > 0 || queue.size() > 0 || System.nanoTime() - lastArrivalNanos < QUIET_NANOS) {
       if (System.nanoTime() - deadline >= 0) {
         log.warn("Drain timeout ({} s) passed with {} requests in flight; they are cut", timeout.toSeconds(),
-            active.size());
+            activeRequests());
         return false;
       }
       Thread.sleep(50);

@@ -112,7 +112,9 @@ final class GatewayHandler extends Handler.Abstract {
             g.metrics.render()));
         yield true;
       }
-      default -> error(response, callback, formatOf(request), 404, "no such path: " + path);
+      default -> Pooling.PATHS.contains(path)
+          ? post ? pooling(request, response, callback, path) : methodNotAllowed(request, response, callback, "POST")
+          : error(response, callback, formatOf(request), 404, "no such path: " + path);
     };
   }
 
@@ -154,6 +156,20 @@ final class GatewayHandler extends Handler.Abstract {
     }
     readBody(request, false, bytes -> x.start(bytes), (status, message) ->
         x.respondError(status, message, null, null, status == 413 ? "client_error" : "client_disconnect"));
+    return true;
+  }
+
+  private boolean pooling(Request request, Response response, Callback callback, String path) {
+    g.lastArrivalNanos = System.nanoTime();
+    Caller caller;
+    try {
+      caller = g.guard.authenticate(ApiFormat.OPENAI_CHAT, name -> request.getHeaders().get(name));
+    } catch (RequestRejectedException e) {
+      return error(response, callback, ApiFormat.OPENAI_CHAT, e.httpStatus(), e.getMessage());
+    }
+    Pooling p = new Pooling(g, request, response, callback, path, caller);
+    readBody(request, true, p::start, (status, message) ->
+        error(response, callback, ApiFormat.OPENAI_CHAT, status, message));
     return true;
   }
 

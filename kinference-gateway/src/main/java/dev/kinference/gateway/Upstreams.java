@@ -179,6 +179,20 @@ final class Upstreams implements AutoCloseable {
     return new Prepared(new LocalCall(r), format, firstTokenTimeout, idleTimeout, requestTimeout, null);
   }
 
+  /** A POST of {@code body} to {@code path} on a local server, built but not sent, bounded by the request timeout. */
+  Request localPost(URI base, String path, byte[] body, @Nullable String requestId) {
+    String s = base.toString();
+    String root = s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
+    return local.newRequest(URI.create(root + path)).method(HttpMethod.POST)
+        .body(new BytesRequestContent("application/json", body))
+        .timeout(requestTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .headers(h -> {
+          if (requestId != null) {
+            h.put("X-Request-Id", requestId);
+          }
+        });
+  }
+
   private URI localUri(URI base, ApiFormat format) {
     Map<ApiFormat, URI> byFormat = localUris.computeIfAbsent(base, b -> {
       Map<ApiFormat, URI> all = new java.util.EnumMap<>(ApiFormat.class);

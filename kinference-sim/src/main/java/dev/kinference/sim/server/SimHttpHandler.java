@@ -23,7 +23,8 @@ import org.eclipse.jetty.util.Callback;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The HTTP face of a {@link SimulatedServer}: vLLM's OpenAI and Anthropic endpoints plus {@code /tokenize},
+ * The HTTP face of a {@link SimulatedServer}: vLLM's OpenAI and Anthropic endpoints, its pooling endpoints and
+ * {@code /detokenize} ({@link SimPooling}), plus {@code /tokenize},
  * {@code /health}, {@code /metrics}, {@code /v1/models} and {@code /version}.
  *
  * <p>Each request is handled on its own virtual thread, which blocks until the engine loop delivers its tokens.
@@ -36,10 +37,12 @@ final class SimHttpHandler extends Handler.Abstract {
 
   private final SimulatedServer server;
   private final RequestParser parser = RequestParser.defaults();
+  private final SimPooling pooling;
 
   SimHttpHandler(SimulatedServer server) {
     super(InvocationType.BLOCKING);
     this.server = server;
+    this.pooling = new SimPooling(server);
   }
 
   /** A request that failed validation: the status and vLLM's error type. */
@@ -126,7 +129,13 @@ final class SimHttpHandler extends Handler.Abstract {
             send(response, callback, 200, JSON, new byte[0]);
           }
         }
-        default -> send(response, callback, 404, JSON, WireJson.detail("Not Found"));
+        default -> {
+          if (!SimPooling.PATHS.contains(path)) {
+            send(response, callback, 404, JSON, WireJson.detail("Not Found"));
+          } else if (post(method, response, callback)) {
+            pooling(path, request, response, callback);
+          }
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -358,6 +367,23 @@ final class SimHttpHandler extends Handler.Abstract {
     } catch (HttpError e) {
       send(response, callback, e.status, JSON, WireJson.openAiError(message(e), e.type, e.status));
     } catch (InvalidRequestException e) {
+      send(response, callback, 400, JSON, WireJson.openAiError(message(e), "BadRequestError", 400));
+    }
+  }
+
+  // ---- pooling ----
+
+  private void pooling(String path, Request request, Response response, Callback callback) throws IOException {
+    try {
+      ObjectNode body = parseObject(readBody(request));
+      JsonNode model = body.get("model");
+      if (model != null && !model.isNull()) {
+        resolveModel(model.asText());
+      }
+      send(response, callback, 200, JSON, pooling.answer(path, body));
+    } catch (HttpError e) {
+      send(response, callback, e.status, JSON, WireJson.openAiError(message(e), e.type, e.status));
+    } catch (SimPooling.BadRequest | RequestTooLargeException e) {
       send(response, callback, 400, JSON, WireJson.openAiError(message(e), "BadRequestError", 400));
     }
   }

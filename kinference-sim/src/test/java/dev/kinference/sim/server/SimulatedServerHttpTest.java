@@ -160,6 +160,37 @@ class SimulatedServerHttpTest {
   }
 
   @Test
+  void poolingEndpointsAnswerInVllmsFormat() throws Exception {
+    JsonNode emb = JSON.readTree(post(server, "/v1/embeddings",
+        "{\"model\":\"" + MODEL + "\",\"input\":[\"a b c\",\"d e\"],\"dimensions\":4}").body());
+    assertThat(emb.get("object").asText()).isEqualTo("list");
+    assertThat(emb.get("data")).hasSize(2);
+    assertThat(emb.get("data").get(1).get("index").asInt()).isEqualTo(1);
+    assertThat(emb.get("data").get(0).get("embedding")).hasSize(4);
+    assertThat(emb.get("usage").get("prompt_tokens").asInt()).isPositive()
+        .isEqualTo(emb.get("usage").get("total_tokens").asInt());
+    JsonNode b64 = JSON.readTree(post(server, "/v1/embeddings",
+        "{\"input\":\"a b c\",\"dimensions\":4,\"encoding_format\":\"base64\"}").body());
+    assertThat(java.util.Base64.getDecoder().decode(b64.get("data").get(0).get("embedding").asText())).hasSize(16);
+
+    JsonNode rerank = JSON.readTree(post(server, "/rerank",
+        "{\"query\":\"red fox\",\"documents\":[\"a blue whale\",\"the red fox\"]}").body());
+    assertThat(rerank.get("results").get(0).get("index").asInt()).isEqualTo(1);
+    assertThat(rerank.get("results").get(0).get("document").get("text").asText()).isEqualTo("the red fox");
+    assertThat(rerank.get("usage").get("total_tokens").asInt()).isPositive();
+
+    JsonNode score = JSON.readTree(post(server, "/score", "{\"text_1\":\"red fox\",\"text_2\":\"the red fox\"}")
+        .body());
+    assertThat(score.get("data").get(0).get("object").asText()).isEqualTo("score");
+    assertThat(score.get("data").get(0).get("score").asDouble()).isGreaterThan(0.9);
+
+    JsonNode detok = JSON.readTree(post(server, "/detokenize", "{\"tokens\":[1,2,3]}").body());
+    assertThat(detok.get("prompt").asText()).isNotEmpty();
+    assertThat(post(server, "/v1/embeddings", "{\"model\":\"other\",\"input\":\"x\"}").statusCode()).isEqualTo(404);
+    assertThat(post(server, "/v1/rerank", "{\"query\":\"x\"}").statusCode()).isEqualTo(400);
+  }
+
+  @Test
   void badRequestsGetVllmErrors() throws Exception {
     HttpResponse<String> malformed = post(server, "/v1/chat/completions", "{not json");
     assertThat(malformed.statusCode()).isEqualTo(400);
