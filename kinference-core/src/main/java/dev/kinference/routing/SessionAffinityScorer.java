@@ -12,7 +12,8 @@ import java.time.Duration;
  * endpoint's KV headroom, {@code 1 - kv_cache_usage_perc} as scraped, clamped to [0, 1] (1 when unknown): its
  * history will accumulate wherever it lands. A request without a session id scores 0 everywhere.
  *
- * <p>Sessions are remembered for 30 minutes after last use, at most 1,000,000 of them. Thread-safe.
+ * <p>A session is keyed by its tenant and its id, so tenants never share one. Sessions are remembered for 30 minutes
+ * after last use, at most 1,000,000 of them. Thread-safe.
  */
 public final class SessionAffinityScorer implements Scorer {
 
@@ -42,7 +43,7 @@ public final class SessionAffinityScorer implements Scorer {
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
     java.util.Arrays.fill(scores, 0, n, 0.0);
-    String session = context.request().sessionId();
+    String session = key(context.request());
     if (session == null) {
       return;
     }
@@ -68,14 +69,29 @@ public final class SessionAffinityScorer implements Scorer {
 
   @Override
   public void onRouted(RoutingContext context, int chosen) {
-    String session = context.request().sessionId();
+    String session = key(context.request());
     if (session != null) {
       sessions.put(session, context.candidate(chosen).id());
     }
   }
 
-  /** The endpoint a session is bound to, or null. */
+  /**
+   * A session is its tenant's: two tenants that send the same hint (the same {@code user} value, say) are two
+   * sessions.
+   */
+  private static @org.jspecify.annotations.Nullable String key(dev.kinference.request.InferenceRequest request) {
+    String session = request.sessionId();
+    String tenant = request.tenant();
+    return session == null || tenant == null ? session : tenant + '\u0000' + session;
+  }
+
+  /** The endpoint a session of no tenant is bound to, or null. */
   public @org.jspecify.annotations.Nullable String endpointOf(String sessionId) {
     return sessions.getIfPresent(sessionId);
+  }
+
+  /** The endpoint a tenant's session is bound to, or null. */
+  public @org.jspecify.annotations.Nullable String endpointOf(String tenant, String sessionId) {
+    return sessions.getIfPresent(tenant + '\u0000' + sessionId);
   }
 }

@@ -430,6 +430,9 @@ class RouterTest {
         .build();
     assertThat(scoresOf(router.preview(secondTurn), "session-affinity"))
         .containsEntry("e0", 0.0).containsEntry("e1", 1.0);
+    // a session is its tenant's: another tenant sending the same id opens a session of its own
+    InferenceRequest otherTenant = secondTurn.toBuilder().tenant("someone-else").build();
+    assertThat(scoresOf(router.preview(otherTenant), "session-affinity").get("e1")).isCloseTo(0.4, within(1e-9));
 
     state(router, "e1").updateHealth(Health.UNHEALTHY, "connection refused");
     assertThat(scoresOf(router.preview(secondTurn), "session-affinity").get("e0")).isCloseTo(0.55, within(1e-9));
