@@ -56,6 +56,9 @@ class HelmChartTest {
         "stateStore.redis.networkPolicy", false, "stateStore.redis.image.repository", "valkey/valkey",
         "stateStore.redis.image.tag", "8-alpine"));
     s.put("admin key", Map.of("admin.existingSecret", "kinference-admin"));
+    s.put("epp", Map.of("mode", "epp", "epp.inferencePool", "llm/qwen3", "epp.tenantHeader", "x-kinference-tenant",
+        "epp.objectives", true, "epp.policies", "apiVersion: kinference.dev/v1alpha1\nkind: Tenant\n"));
+    s.put("epp without a pool", Map.of("mode", "epp"));
     s.put("uri and deploy redis", Map.of("stateStore.uri", "redis://r:6379", "stateStore.deployRedis", true));
     s.put("uri and existing secret", Map.of("stateStore.uri", "redis://r:6379",
         "stateStore.existingSecret", "s"));
@@ -756,5 +759,25 @@ class HelmChartTest {
     List<String> out = new ArrayList<>();
     array.forEach(a -> out.add(a.asText()));
     return out;
+  }
+
+  /** Issue 23: the chart's epp mode runs the endpoint picker instead of the gateway. */
+  @Test
+  void theEppModeRunsThePickerForAnInferencePool() throws IOException {
+    Rendered r = scenario("epp");
+    assertThat(r.manifests().keySet()).contains("Deployment/kinference-epp", "Service/kinference-epp",
+        "ConfigMap/kinference-epp-policies", "Role/kinference-epp")
+        .doesNotContain("Deployment/kinference", "Service/kinference");
+    JsonNode c = r.get("Deployment/kinference-epp").at("/spec/template/spec/containers/0");
+    List<String> args = new ArrayList<>();
+    c.at("/args").forEach(a -> args.add(a.asText()));
+    assertThat(args).containsExactly("--config=/etc/kinference", "--inference-pool=llm/qwen3", "--port=9002",
+        "--index=precise", "--tenant-header=x-kinference-tenant", "--objectives");
+    assertThat(c.at("/image").asText()).startsWith("ghcr.io/kinference/kinference-epp:");
+    assertThat(c.at("/readinessProbe/grpc/port").asInt()).isEqualTo(9002);
+    assertThat(r.get("Service/kinference-epp").at("/spec/ports/0/port").asInt()).isEqualTo(9002);
+    assertThat(r.get("ConfigMap/kinference-epp-policies").at("/data/policies.yaml").asText()).contains("Tenant");
+    assertThatThrownBy(() -> scenario("epp without a pool")).isInstanceOf(HelmTemplate.RenderException.class)
+        .hasMessageContaining("epp.inferencePool");
   }
 }
