@@ -92,6 +92,9 @@ public final class EppCommand implements Callable<Integer> {
           + "the in-memory state store and a local tokenizer (nothing that waits).")
   boolean direct;
 
+  @CommandLine.Mixin
+  dev.kinference.gateway.cli.StateStoreOptions stateStoreOptions = new dev.kinference.gateway.cli.StateStoreOptions();
+
   @Override
   public Integer call() throws Exception {
     BodySendMode mode = switch (bodyMode.toLowerCase(Locale.ROOT)) {
@@ -153,6 +156,12 @@ public final class EppCommand implements Callable<Integer> {
     } else {
       err.println("kinference epp: give --config DIR, --discovery NAME or --inference-pool NAMESPACE/NAME, or "
           + "--config with one of the others");
+      return 2;
+    }
+    try {
+      b.stateStore(stateStoreOptions.open());
+    } catch (IllegalArgumentException e) {
+      err.println("kinference epp: " + e.getMessage());
       return 2;
     }
     try (PolicyGateway pg = b.build();

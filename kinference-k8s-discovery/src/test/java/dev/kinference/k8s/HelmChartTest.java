@@ -57,7 +57,8 @@ class HelmChartTest {
         "stateStore.redis.image.tag", "8-alpine"));
     s.put("admin key", Map.of("admin.existingSecret", "kinference-admin"));
     s.put("epp", Map.of("mode", "epp", "epp.inferencePool", "llm/qwen3", "epp.tenantHeader", "x-kinference-tenant",
-        "epp.objectives", true, "epp.policies", "apiVersion: kinference.dev/v1alpha1\nkind: Tenant\n"));
+        "epp.objectives", true, "epp.policies", "apiVersion: kinference.dev/v1alpha1\nkind: Tenant\n",
+        "stateStore.uri", "redis://redis.cache:6379"));
     s.put("epp without a pool", Map.of("mode", "epp"));
     s.put("uri and deploy redis", Map.of("stateStore.uri", "redis://r:6379", "stateStore.deployRedis", true));
     s.put("uri and existing secret", Map.of("stateStore.uri", "redis://r:6379",
@@ -777,6 +778,10 @@ class HelmChartTest {
     assertThat(c.at("/readinessProbe/grpc/port").asInt()).isEqualTo(9002);
     assertThat(r.get("Service/kinference-epp").at("/spec/ports/0/port").asInt()).isEqualTo(9002);
     assertThat(r.get("ConfigMap/kinference-epp-policies").at("/data/policies.yaml").asText()).contains("Tenant");
+    List<String> env = new ArrayList<>();
+    c.at("/env").forEach(e -> env.add(e.path("name").asText() + "=" + e.path("value").asText()));
+    assertThat(env).contains("KINFERENCE_STATE_STORE=redis://redis.cache:6379", "KINFERENCE_REPLICAS=3",
+        "KINFERENCE_STATE_STORE_FAILURE=open");
     assertThatThrownBy(() -> scenario("epp without a pool")).isInstanceOf(HelmTemplate.RenderException.class)
         .hasMessageContaining("epp.inferencePool");
   }

@@ -9,8 +9,6 @@ import dev.kinference.policy.config.InvalidConfigException;
 import dev.kinference.policy.config.Durations;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.policy.limits.RateLimitStore;
-import dev.kinference.policy.limits.ResilientStateStore;
-import dev.kinference.policy.limits.StateStores;
 import dev.kinference.sim.server.SimulatedServer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -143,29 +141,8 @@ public final class ServeCommand implements Callable<Integer> {
           + "annotation.")
   String index = "auto";
 
-  @Option(names = "--state-store", paramLabel = "URI", defaultValue = "${env:KINFERENCE_STATE_STORE:-memory}",
-      description = "Where rate limits, budgets and usage totals are kept: memory (this process; with several "
-          + "replicas each enforces the whole limit) or redis://HOST:PORT[/DB] (rediss:// for TLS; Redis 7 or "
-          + "Valkey 8), shared by every replica. Password in the URI or KINFERENCE_STATE_STORE_PASSWORD. Env "
-          + "KINFERENCE_STATE_STORE (default: memory).")
-  String stateStore = "memory";
-
-  @Option(names = "--state-store-failure", paramLabel = "MODE",
-      defaultValue = "${env:KINFERENCE_STATE_STORE_FAILURE:-open}",
-      description = "While a shared store is unreachable: open (each replica enforces its share of every limit, "
-          + "limit / --replicas, and reconciles when the store answers again) or closed (503 with Retry-After). Env "
-          + "KINFERENCE_STATE_STORE_FAILURE (default: ${DEFAULT-VALUE}).")
-  String stateStoreFailure = "open";
-
-  @Option(names = "--state-store-timeout", paramLabel = "DURATION", defaultValue = "500ms",
-      description = "The longest one call to a shared store may take before it counts as unreachable (default: "
-          + "${DEFAULT-VALUE}).")
-  String stateStoreTimeout = "500ms";
-
-  @Option(names = "--replicas", paramLabel = "N", defaultValue = "${env:KINFERENCE_REPLICAS:-1}",
-      description = "How many gateway replicas share the limits, for each one's share while a shared store is "
-          + "unreachable. Env KINFERENCE_REPLICAS, which the Helm chart sets (default: ${DEFAULT-VALUE}).")
-  int replicas = 1;
+  @CommandLine.Mixin
+  StateStoreOptions stateStoreOptions = new StateStoreOptions();
 
   @Override
   public Integer call() throws Exception {
@@ -220,28 +197,11 @@ public final class ServeCommand implements Callable<Integer> {
       }
       b.watch(config);
     }
-    if (replicas < 1) {
-      err.println("kinference serve: --replicas must be at least 1, not " + replicas);
-      return 2;
-    }
-    ResilientStateStore.FailureMode failureMode;
-    switch (stateStoreFailure.trim().toLowerCase(Locale.ROOT)) {
-      case "open" -> failureMode = ResilientStateStore.FailureMode.OPEN;
-      case "closed" -> failureMode = ResilientStateStore.FailureMode.CLOSED;
-      default -> {
-        err.println("kinference serve: --state-store-failure must be open or closed, not " + stateStoreFailure);
-        return 2;
-      }
-    }
     RateLimitStore store;
     try {
-      RateLimitStore opened = StateStores.open(stateStore, System.getenv("KINFERENCE_STATE_STORE_PASSWORD"),
-          duration(stateStoreTimeout, "--state-store-timeout"));
-      int shareOf = replicas;
-      store = opened.shared() ? ResilientStateStore.builder(opened).failureMode(failureMode)
-          .replicas(() -> shareOf).build() : opened;
+      store = stateStoreOptions.open();
     } catch (IllegalArgumentException e) {
-      err.println("kinference serve: --state-store: " + e.getMessage());
+      err.println("kinference serve: " + e.getMessage());
       sims.forEach(SimulatedServer::close);
       return 2;
     }
@@ -302,8 +262,7 @@ public final class ServeCommand implements Callable<Integer> {
     out.println("  try:       curl -s " + base + "/v1/chat/completions -H 'Content-Type: application/json' -d "
         + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
-    out.println("  state:     " + (store.shared() ? StateStores.redact(stateStore.strip()) + " (shared; while "
-        + "unreachable: " + failureMode.cliName() + ")" : "memory (limits, budgets and usage are this process's own)"));
+    out.println("  state:     " + stateStoreOptions.describe(store));
     int probes = gateway.gateway().probePort();
     if (probes >= 0) {
       out.println("  probes:    /health, /ready and /metrics also on port " + probes);
