@@ -87,11 +87,7 @@ public final class InferencePoolSource implements EndpointSource {
       throw new IllegalStateException("already started");
     }
     Builder b = settings;
-    Supplier<Config> configs = b.configs;
-    if (configs == null) {
-      Duration timeout = b.configTimeout;
-      configs = () -> KubernetesConfigs.autodetect(timeout);
-    }
+    Supplier<Config> configs = b.configSupplier();
     String ns = Objects.requireNonNull(b.namespace);
     ClusterConnection c;
     synchronized (lock) {
@@ -101,7 +97,7 @@ public final class InferencePoolSource implements EndpointSource {
       listener = consumer;
       Supplier<Config> supply = configs;
       c = new ClusterConnection("inference-pool/" + pool(), supply,
-          new ClusterConnection.Options(b.idleTimeout, b.checkInterval, b.configTimeout), (client, changed) -> {
+          b.options(), (client, changed) -> {
             List<SharedIndexInformer<?>> informers = new ArrayList<>();
             SharedIndexInformer<GenericKubernetesResource> pools = client.genericKubernetesResources(POOLS)
                 .inNamespace(ns).runnableInformer(0);
@@ -246,16 +242,17 @@ public final class InferencePoolSource implements EndpointSource {
   }
 
   /** Configures an {@link InferencePoolSource}; each setter validates its argument. Not thread-safe. */
-  public static final class Builder {
-    private @Nullable Supplier<Config> configs;
-    private Duration configTimeout = KubernetesConfigs.DEFAULT_TIMEOUT;
+  public static final class Builder extends ClusterSettings<Builder> {
     private @Nullable String namespace;
     private String name = "";
     private @Nullable String defaultModel;
-    private Duration idleTimeout = ClusterConnection.Options.DEFAULT.idleTimeout();
-    private Duration checkInterval = ClusterConnection.Options.DEFAULT.checkInterval();
 
     private Builder() {}
+
+    @Override
+    Builder self() {
+      return this;
+    }
 
     /** The pool as {@code namespace/name}. */
     public Builder pool(String namespaceSlashName) {
@@ -274,28 +271,6 @@ public final class InferencePoolSource implements EndpointSource {
       return this;
     }
 
-    /** How to reach the API server. Default: {@link KubernetesConfigs#autodetect()}, when started and reconnecting. */
-    public Builder config(Config config) {
-      Objects.requireNonNull(config, "config");
-      this.configs = () -> config;
-      return this;
-    }
-
-    /** How to reach the API server, asked again for each new client. */
-    public Builder configs(Supplier<Config> configs) {
-      this.configs = Objects.requireNonNull(configs, "configs");
-      return this;
-    }
-
-    /** The limit on loading the autodetected configuration, exec credential plugins included. Default 60 s. */
-    public Builder configTimeout(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("timeout must be positive: " + timeout);
-      }
-      this.configTimeout = timeout;
-      return this;
-    }
-
     /** The model of pods that name none ({@link PodAnnotations#MODEL}). Default: none (such pods are skipped). */
     public Builder defaultModel(String model) {
       if (model.isBlank()) {
@@ -305,31 +280,16 @@ public final class InferencePoolSource implements EndpointSource {
       return this;
     }
 
-    /** A watch silent for this long is replaced by a new client and informers. Default 2 minutes. */
-    public Builder idleTimeout(Duration timeout) {
-      this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
-      return this;
-    }
-
-    /** How often the watchdog looks (silence, changed CA). Default 10 s. */
-    Builder checkInterval(Duration interval) {
-      this.checkInterval = Objects.requireNonNull(interval, "interval");
-      return this;
-    }
-
     public InferencePoolSource build() {
       if (namespace == null) {
         throw new IllegalStateException("give the InferencePool (pool(namespace, name))");
       }
       Builder copy = new Builder();
-      copy.configs = configs;
-      copy.configTimeout = configTimeout;
+      copySettingsTo(copy);
       copy.namespace = namespace;
       copy.name = name;
       copy.defaultModel = defaultModel;
-      copy.idleTimeout = idleTimeout;
-      copy.checkInterval = checkInterval;
-      new ClusterConnection.Options(idleTimeout, checkInterval, configTimeout); // validates
+      options(); // validates
       return new InferencePoolSource(copy);
     }
 

@@ -100,11 +100,7 @@ public final class KubernetesEndpointSource implements EndpointSource {
       throw new IllegalStateException("already started");
     }
     Builder b = settings != null ? settings : Builder.fromEnvironment(System.getenv());
-    Supplier<Config> configs = b.configs;
-    if (configs == null) {
-      Duration timeout = b.configTimeout;
-      configs = () -> KubernetesConfigs.autodetect(timeout);
-    }
+    Supplier<Config> configs = b.configSupplier();
     Config first = configs.get();
     Supplier<Config> later = configs;
     Supplier<Config> supply = new Supplier<>() {
@@ -271,9 +267,7 @@ public final class KubernetesEndpointSource implements EndpointSource {
   }
 
   /** Configures a {@link KubernetesEndpointSource}; each setter validates its argument. Not thread-safe. */
-  public static final class Builder {
-    private @Nullable Supplier<Config> configs;
-    private Duration configTimeout = KubernetesConfigs.DEFAULT_TIMEOUT;
+  public static final class Builder extends ClusterSettings<Builder> {
     private @Nullable String namespace;
     private @Nullable String service;
     private @Nullable String podSelector;
@@ -282,10 +276,13 @@ public final class KubernetesEndpointSource implements EndpointSource {
     private int defaultPort = 8000;
     private @Nullable String defaultModel;
     private @Nullable String defaultPool;
-    private Duration idleTimeout = ClusterConnection.Options.DEFAULT.idleTimeout();
-    private Duration checkInterval = ClusterConnection.Options.DEFAULT.checkInterval();
 
     private Builder() {}
+
+    @Override
+    Builder self() {
+      return this;
+    }
 
     static Builder fromEnvironment(Map<String, String> env) {
       Builder b = new Builder();
@@ -318,31 +315,6 @@ public final class KubernetesEndpointSource implements EndpointSource {
         b.portName(port.strip());
       }
       return b;
-    }
-
-    /**
-     * How to reach the API server: a fixed fabric8 configuration (a CA file it names is still re-read when the
-     * file changes). Default: {@link KubernetesConfigs#autodetect()} when started, and again on reconnecting.
-     */
-    public Builder config(Config config) {
-      Objects.requireNonNull(config, "config");
-      this.configs = () -> config;
-      return this;
-    }
-
-    /** How to reach the API server, asked again for each new client (e.g. {@link KubernetesConfigs#kubeconfig}). */
-    public Builder configs(Supplier<Config> configs) {
-      this.configs = Objects.requireNonNull(configs, "configs");
-      return this;
-    }
-
-    /** The limit on loading the autodetected configuration, exec credential plugins included. Default 60 s. */
-    public Builder configTimeout(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("timeout must be positive: " + timeout);
-      }
-      this.configTimeout = timeout;
-      return this;
     }
 
     /** The namespace of the Service or pods. Default: the configuration's, else {@code default}. */
@@ -414,32 +386,12 @@ public final class KubernetesEndpointSource implements EndpointSource {
       return this;
     }
 
-    /**
-     * A watch that has heard nothing (no event, no bookmark) for this long is presumed dead and replaced by a new
-     * client and informers. Default 2 minutes.
-     */
-    public Builder idleTimeout(Duration timeout) {
-      this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
-      return this;
-    }
-
-    /** How often the watchdog looks (silence, changed CA). Default 10 s. */
-    Builder checkInterval(Duration interval) {
-      this.checkInterval = Objects.requireNonNull(interval, "interval");
-      return this;
-    }
-
-    ClusterConnection.Options options() {
-      return new ClusterConnection.Options(idleTimeout, checkInterval, configTimeout);
-    }
-
     public KubernetesEndpointSource build() {
       if (service == null && podSelector == null) {
         throw new IllegalStateException("give a service or a pod selector");
       }
       Builder copy = new Builder();
-      copy.configs = configs;
-      copy.configTimeout = configTimeout;
+      copySettingsTo(copy);
       copy.namespace = namespace;
       copy.service = service;
       copy.podSelector = podSelector;
@@ -448,8 +400,6 @@ public final class KubernetesEndpointSource implements EndpointSource {
       copy.defaultPort = defaultPort;
       copy.defaultModel = defaultModel;
       copy.defaultPool = defaultPool;
-      copy.idleTimeout = idleTimeout;
-      copy.checkInterval = checkInterval;
       options(); // validates
       return new KubernetesEndpointSource(copy);
     }

@@ -89,11 +89,9 @@ public final class PolicyResourceSource implements AutoCloseable {
   private @Nullable PolicyConfig current;
 
   private PolicyResourceSource(Builder b) {
-    Supplier<Config> c = b.configs;
-    this.configs = c != null ? c : () -> KubernetesConfigs.autodetect();
+    this.configs = b.configSupplier();
     this.namespaceSetting = b.namespace;
-    this.options = new ClusterConnection.Options(b.idleTimeout, b.checkInterval,
-        KubernetesConfigs.DEFAULT_TIMEOUT);
+    this.options = b.options();
     this.recordEvents = b.recordEvents;
   }
 
@@ -353,25 +351,14 @@ public final class PolicyResourceSource implements AutoCloseable {
   }
 
   /** Configures a {@link PolicyResourceSource}. Not thread-safe. */
-  public static final class Builder {
-    private @Nullable Supplier<Config> configs;
+  public static final class Builder extends ClusterSettings<Builder> {
     private @Nullable String namespace;
-    private Duration idleTimeout = ClusterConnection.Options.DEFAULT.idleTimeout();
-    private Duration checkInterval = ClusterConnection.Options.DEFAULT.checkInterval();
     private boolean recordEvents = true;
 
     private Builder() {}
 
-    /** How to reach the API server. Default: {@link KubernetesConfigs#autodetect()}, again on reconnecting. */
-    public Builder config(Config config) {
-      Objects.requireNonNull(config, "config");
-      this.configs = () -> config;
-      return this;
-    }
-
-    /** How to reach the API server, asked again for each new client (e.g. {@link KubernetesConfigs#kubeconfig}). */
-    public Builder configs(Supplier<Config> configs) {
-      this.configs = Objects.requireNonNull(configs, "configs");
+    @Override
+    Builder self() {
       return this;
     }
 
@@ -387,17 +374,6 @@ public final class PolicyResourceSource implements AutoCloseable {
       return this;
     }
 
-    /** A watch that has heard nothing for this long is replaced (see the class doc). Default 2 minutes. */
-    public Builder idleTimeout(Duration timeout) {
-      this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
-      return this;
-    }
-
-    Builder checkInterval(Duration interval) {
-      this.checkInterval = Objects.requireNonNull(interval, "interval");
-      return this;
-    }
-
     /** Whether invalid objects get a Warning Event (needs RBAC create on events). Default true. */
     public Builder recordEvents(boolean record) {
       this.recordEvents = record;
@@ -405,7 +381,7 @@ public final class PolicyResourceSource implements AutoCloseable {
     }
 
     public PolicyResourceSource build() {
-      new ClusterConnection.Options(idleTimeout, checkInterval, KubernetesConfigs.DEFAULT_TIMEOUT); // validates
+      options(); // validates
       return new PolicyResourceSource(this);
     }
   }
