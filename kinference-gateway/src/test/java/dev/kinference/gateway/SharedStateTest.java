@@ -112,11 +112,12 @@ class SharedStateTest {
     return new Outcome(200, u.path("prompt_tokens").asInt(), u.path("completion_tokens").asInt(), r.body());
   }
 
+  /** The tenant's usage over the last hour as one total (summed over days, in case the test spans midnight). */
   static List<UsageTotal> totals(String storeUri, String tenant) {
     try (RateLimitStore s = StateStores.open(storeUri, null, Duration.ofSeconds(2))) {
       Instant now = Instant.now();
-      return s.usage(new UsageQuery(tenant, null, now.minus(Duration.ofHours(1)), now.plusSeconds(1),
-          CalendarPeriod.DAY));
+      return UsageReports.perTenant(s.usage(new UsageQuery(tenant, null, now.minus(Duration.ofHours(1)),
+          now.plusSeconds(1), CalendarPeriod.DAY)));
     }
   }
 
