@@ -1,0 +1,87 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.engine.EngineMetrics;
+import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.fleet.FleetRouter;
+import dev.kinference.sim.fleet.FleetView;
+import dev.kinference.sim.workload.ClientRequest;
+import java.util.SplittableRandom;
+import java.util.function.IntFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Several independent instances of one router behind a Kubernetes Service: each request goes to a uniformly random
+ * replica, as kube-proxy spreads connections. Each replica keeps its own view (in-flight counts, approximate index,
+ * session table) and sees only the requests it routed; every replica receives every scrape and every KV-event
+ * batch, as each scrapes the servers and subscribes to their events itself. Called on the fleet's one thread.
+ */
+final class ReplicatedRouter implements FleetRouter {
+
+  private final FleetRouter[] replicas;
+  private final SplittableRandom random;
+  private final long herdingWindowNanos;
+  private @Nullable Herding herding;
+
+  /**
+   * @param count replicas, at least 1
+   * @param create makes replica {@code i} (each with its own seed)
+   * @param seed chooses the replica of each request
+   * @param herdingWindowNanos the window {@link #herding()} counts sends in: the scrape interval
+   */
+  ReplicatedRouter(int count, IntFunction<FleetRouter> create, long seed, long herdingWindowNanos) {
+    if (count < 1) {
+      throw new IllegalArgumentException("router replicas must be at least 1: " + count);
+    }
+    this.replicas = new FleetRouter[count];
+    for (int i = 0; i < count; i++) {
+      replicas[i] = create.apply(i);
+    }
+    this.random = new SplittableRandom(seed);
+    this.herdingWindowNanos = herdingWindowNanos;
+  }
+
+  /** Where the replicas' sends went, window by window; null before {@link #start}. */
+  @Nullable Herding herding() {
+    return herding;
+  }
+
+  @Override
+  public String name() {
+    return replicas[0].name();
+  }
+
+  int replicaCount() {
+    return replicas.length;
+  }
+
+  @Override
+  public void start(FleetView fleet) {
+    herding = new Herding(fleet.size(), herdingWindowNanos);
+    for (FleetRouter r : replicas) {
+      r.start(fleet);
+    }
+  }
+
+  @Override
+  public Decision route(ClientRequest request, long nowNanos) {
+    Decision d = replicas[random.nextInt(replicas.length)].route(request, nowNanos);
+    if (herding != null) {
+      herding.onSend(d.server(), nowNanos);
+    }
+    return d;
+  }
+
+  @Override
+  public void onMetrics(int server, EngineMetrics metrics, long takenAtNanos, long nowNanos) {
+    for (FleetRouter r : replicas) {
+      r.onMetrics(server, metrics, takenAtNanos, nowNanos);
+    }
+  }
+
+  @Override
+  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+    for (FleetRouter r : replicas) {
+      r.onKvEvents(server, batch, nowNanos);
+    }
+  }
+}
