@@ -58,6 +58,13 @@ public final class BenchCommand implements Callable<Integer> {
       completionCandidates = RouterNames.class)
   List<String> routers = new ArrayList<>();
 
+  @Option(names = "--router-replicas", paramLabel = "N",
+      description = "Run each router also as N independent replicas behind a Service (NAME@N: each request to a "
+          + "random replica, each with its own view, in-flight counts, index and sessions) next to one instance "
+          + "(NAME@1), and print goodput, hit rate and herding side by side. Without --routers: ours (precise and "
+          + "approximate) and llm-d's. NAME@N also works in --routers.")
+  @Nullable Integer routerReplicas;
+
   @Option(names = "--workloads", split = ",", paramLabel = "NAME",
       description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix).")
   List<String> workloads = new ArrayList<>();
@@ -136,7 +143,7 @@ public final class BenchCommand implements Callable<Integer> {
       return 0;
     }
     try {
-      BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, routers, workloads, concurrency,
+      BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, withReplicas(), workloads, concurrency,
           rates, warmup, duration, seed, threads, tenantMix, repeat,
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
               millisOrNull(kvEventDelayMs)),
@@ -148,6 +155,25 @@ public final class BenchCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("kinference bench: " + e.getMessage());
       return 2;
     }
+  }
+
+  /** The routers to run: with {@code --router-replicas N}, each as {@code NAME@1} and {@code NAME@N}. */
+  private List<String> withReplicas() {
+    Integer n = routerReplicas;
+    if (n == null) {
+      return routers;
+    }
+    if (n < 2 || n > Routers.MAX_REPLICAS) {
+      throw new IllegalArgumentException("--router-replicas must be 2 to " + Routers.MAX_REPLICAS + ": " + n);
+    }
+    List<String> base = routers.isEmpty()
+        ? List.of(Routers.OURS, Routers.OURS_APPROX, "llm-d-precise", "llm-d-approx") : routers;
+    List<String> out = new ArrayList<>();
+    for (String r : base) {
+      out.add(Routers.replicated(r, 1));
+      out.add(Routers.replicated(r, n));
+    }
+    return out;
   }
 
   private static @Nullable Duration millisOrNull(@Nullable Long millis) {

@@ -187,7 +187,7 @@ public final class Benchmark {
           long seed = scenario.fleet().seed() + job.repeat();
           VirtualFleet fleet = VirtualFleet.of(scenario.fleet().withSeed(seed));
           Workload workload = job.workload().factory().apply(seed);
-          FleetRouter router = Routers.create(job.router(), seed ^ 0x5DEECE66DL);
+          FleetRouter router = Routers.create(job.router(), seed ^ 0x5DEECE66DL, scenario.fleet().scrapeInterval());
           VirtualFleet.Window window = scenario.window();
           double measureSeconds = window.measure().toNanos() / 1e9;
           if (job.load() instanceof LoadPattern.Replay replay
@@ -215,6 +215,10 @@ public final class Benchmark {
             }
           };
           result.setStats(fleet.run(workload, job.load(), window, router, observer));
+          Herding herding = router instanceof ReplicatedRouter replicated ? replicated.herding() : null;
+          if (herding != null) {
+            result.setHerding(herding.meanShare(), herding.worstShare());
+          }
           synchronized (progressLock) {
             progress.update(done.incrementAndGet() - 1, jobs.size(), label, 1.0);
           }

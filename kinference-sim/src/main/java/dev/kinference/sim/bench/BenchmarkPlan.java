@@ -153,6 +153,10 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     BenchmarkResult result = Benchmark.run(s, progress ? new ConsoleProgress(out) : Benchmark.Progress.NONE,
         threads);
     out.println(Reports.table(result));
+    String replicas = ReplicaReport.table(result);
+    if (!replicas.isEmpty()) {
+      out.println(replicas);
+    }
     Reports.Written written = Reports.writeAll(result, outputDir, s.name());
     out.println("Report:  " + written.html().toAbsolutePath());
     out.println("Data:    " + written.json().toAbsolutePath() + ", " + written.csv().toAbsolutePath());

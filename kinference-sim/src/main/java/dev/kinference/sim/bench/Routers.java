@@ -1,6 +1,7 @@
 package dev.kinference.sim.bench;
 
 import dev.kinference.sim.fleet.FleetRouter;
+import java.time.Duration;
 import java.util.List;
 
 /** The routers the benchmark knows, by name. */
@@ -26,6 +27,47 @@ public final class Routers {
    * @throws IllegalArgumentException listing the known names for an unknown one
    */
   public static FleetRouter create(String name, long seed) {
+    return create(name, seed, DEFAULT_HERDING_WINDOW);
+  }
+
+  /** llm-d's scrape interval, the window {@link Herding} counts in when the fleet's is not given. */
+  static final Duration DEFAULT_HERDING_WINDOW = Duration.ofMillis(50);
+
+  /**
+   * A fresh router; {@code NAME@N} is {@code N} independent replicas of router {@code NAME} behind a Service (see
+   * {@link ReplicatedRouter}), whose herding is counted in windows of {@code herdingWindow}.
+   *
+   * @throws IllegalArgumentException for an unknown name or a replica count that is not 1 to 64
+   */
+  static FleetRouter create(String name, long seed, Duration herdingWindow) {
+    int at = name.lastIndexOf('@');
+    if (at < 0) {
+      return single(name, seed);
+    }
+    String base = name.substring(0, at);
+    int count;
+    try {
+      count = Integer.parseInt(name.substring(at + 1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("router '" + name + "': the replica count after @ must be a number", e);
+    }
+    if (count < 1 || count > MAX_REPLICAS) {
+      throw new IllegalArgumentException("router '" + name + "': replicas must be 1 to " + MAX_REPLICAS);
+    }
+    single(base, seed); // fails early on an unknown name
+    return new ReplicatedRouter(count, i -> single(base, seed + 0x9E3779B97F4A7C15L * i), seed ^ 0xA5A5A5A5L,
+        herdingWindow.toNanos());
+  }
+
+  /** The most replicas {@code NAME@N} takes. */
+  public static final int MAX_REPLICAS = 64;
+
+  /** {@code router} replicated {@code replicas} times, by name. */
+  public static String replicated(String router, int replicas) {
+    return router + "@" + replicas;
+  }
+
+  private static FleetRouter single(String name, long seed) {
     return switch (name) {
       case OURS -> new KinferenceRouter(true, seed);
       case OURS_APPROX -> new KinferenceRouter(false, seed);
@@ -44,6 +86,11 @@ public final class Routers {
 
   /** A one-line description of a router, for reports. */
   public static String describe(String name) {
+    int at = name.lastIndexOf('@');
+    if (at >= 0) {
+      return describe(name.substring(0, at)) + "; " + name.substring(at + 1)
+          + " independent replicas, each request to a random one";
+    }
     return switch (name) {
       case OURS -> "core Router, default profile (predicted TTFT 1, prefix 1, kv 0.5 above half-full, session 1 or "
           + "kv headroom for a new one, "

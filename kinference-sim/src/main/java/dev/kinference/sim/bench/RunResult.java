@@ -236,4 +236,25 @@ public final class RunResult implements RunObserver {
   public VirtualFleet.RunStats stats() {
     return stats;
   }
+
+  // Herding, for replicated routers (NAME@N) only; NaN otherwise. Repeats keep the first run's.
+  private double herdingMeanShare = Double.NaN;
+  private double herdingWorstShare = Double.NaN;
+
+  void setHerding(double meanShare, double worstShare) {
+    if (Double.isNaN(herdingMeanShare)) {
+      herdingMeanShare = meanShare;
+      herdingWorstShare = worstShare;
+    }
+  }
+
+  /** The busiest server's mean share of each scrape interval's sends (see {@code Herding}); NaN if not counted. */
+  public double herdingMeanShare() {
+    return herdingMeanShare;
+  }
+
+  /** The busiest server's largest share of one scrape interval's sends; NaN if not counted. */
+  public double herdingWorstShare() {
+    return herdingWorstShare;
+  }
 }
