@@ -79,6 +79,7 @@ public final class Gateway implements AutoCloseable {
   private static final long QUIET_NANOS = 500_000_000L;
   final RequestParser parser;
   final GatewayMetrics metrics;
+  final RequestRecorder recorder;
   final AdmissionQueue<Exchange> queue;
   final Duration queueMaxWait;
   final Duration requestTimeout;
@@ -108,6 +109,7 @@ public final class Gateway implements AutoCloseable {
     this.blockingPlugins = b.blockingPlugins;
     this.debugHeaders = b.debugHeaders;
     this.metrics = new GatewayMetrics(router.fleet(), queue::size, this::activeRequests);
+    this.recorder = new RequestRecorder(metrics, accessLog);
     if (guard instanceof GovernanceGuard governed) {
       StateStoreMetrics.register(metrics.registry, governed.governance());
       this.usageEndpoint = new UsageEndpoint(governed.governance(), b.adminKey);
