@@ -6,6 +6,7 @@ import dev.kinference.cloud.translate.Translation;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.request.InferenceRequest;
 import dev.kinference.routing.RoutingDecision;
+import io.opentelemetry.api.trace.Span;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.util.thread.Invocable;
@@ -29,6 +31,9 @@ final class Attempt implements Flow.Subscriber<List<ByteBuffer>> {
   static final int MAX_ERROR_BODY = 64 * 1024;
 
   private final Exchange x;
+  /** This attempt's client span (invalid when tracing is off). */
+  final Span span;
+  private final AtomicBoolean ended = new AtomicBoolean();
   final RoutingDecision decision;
   final Upstreams.Prepared prepared;
   final long sentNanos = System.nanoTime();
@@ -47,8 +52,9 @@ final class Attempt implements Flow.Subscriber<List<ByteBuffer>> {
   volatile boolean cancelled;
   boolean sawFirstToken;
 
-  Attempt(Exchange x, RoutingDecision decision, Upstreams.Prepared prepared) {
+  Attempt(Exchange x, RoutingDecision decision, Upstreams.Prepared prepared, Span span) {
     this.x = x;
+    this.span = span;
     this.decision = decision;
     this.prepared = prepared;
     InferenceRequest r = x.req();
@@ -71,6 +77,19 @@ final class Attempt implements Flow.Subscriber<List<ByteBuffer>> {
 
   Endpoint endpoint() {
     return decision.endpoint();
+  }
+
+  /**
+   * The attempt is over (its answer went out, it failed, or it was abandoned): its
+   * {@code gen_ai.client.operation.duration} and its span, once.
+   */
+  void end(@Nullable String errorType) {
+    if (!ended.compareAndSet(false, true)) {
+      return;
+    }
+    x.g.recorder.recordAttempt(GenAiNames.operation(x.format), endpoint(), decision.request().model(),
+        (System.nanoTime() - sentNanos) * 1e-9, errorType);
+    GatewayTracing.end(span, errorType);
   }
 
   void send() {
@@ -96,6 +115,7 @@ final class Attempt implements Flow.Subscriber<List<ByteBuffer>> {
    */
   private void sendLocal(org.eclipse.jetty.client.Request r) {
     localRequest = r;
+    x.trace.inject(span, (name, value) -> r.headers(h -> h.put(name, value)));
     r.onResponseContentSource(this::onLocalResponse);
     r.send(result -> {
       if (!result.isFailed()) {

@@ -53,10 +53,12 @@ final class Dispatch {
         cause = "untranslatable";
         continue;
       }
-      Attempt a = new Attempt(x, d, p);
+      // attempts are dispatched one after another, so the count read here is still this attempt's when it starts
+      Attempt a = new Attempt(x, d, p, x.trace.attemptStarted(d, x.attemptCount() + 1, cause));
       synchronized (x) {
         if (x.finished) {
           d.reportFailed();
+          a.end("client_disconnect");
           return;
         }
         x.attempt = a;
@@ -86,6 +88,7 @@ final class Dispatch {
       x.attempt = null;
     }
     a.cancel();
+    a.end(cause);
     noteFailure(a.endpoint(), cause, status, message);
     RoutingDecision next = a.decision.retryOnNextAlternate();
     if (next == null) {
@@ -148,6 +151,7 @@ final class Dispatch {
         }
       }
       a.decision.reportFailed();
+      a.end(Integer.toString(status));
       x.release();
       x.respondError(status, message, null, null, "client_error", a.endpoint());
       return;

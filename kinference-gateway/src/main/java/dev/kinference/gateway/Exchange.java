@@ -61,7 +61,8 @@ final class Exchange implements AdmissionQueue.Waiter {
   private final Request request;
   private final Response response;
   private final Callback callback;
-  private final long arrivalNanos = System.nanoTime();
+  final long arrivalNanos = System.nanoTime();
+  final ExchangeTrace trace;
   private final AtomicBoolean recorded = new AtomicBoolean();
 
   Caller caller = Caller.ANONYMOUS;
@@ -92,6 +93,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     this.response = response;
     this.callback = callback;
     this.format = format;
+    this.trace = new ExchangeTrace(g.tracing, GenAiNames.operation(format), request.getHeaders());
     this.dispatch = new Dispatch(this);
     this.relay = new Relay(this, response);
     this.placement = new Placement(this);
@@ -115,7 +117,10 @@ final class Exchange implements AdmissionQueue.Waiter {
     g.active.add(this);
     request.addFailureListener(this::clientFailed);
     this.body = bodyBytes;
-    if (new Admission(this, request.getHeaders()).admit(bodyBytes) != null) {
+    trace.admissionStarted();
+    InferenceRequest admitted = new Admission(this, request.getHeaders()).admit(bodyBytes);
+    trace.admissionEnded(admitted, null);
+    if (admitted != null) {
       placement.route();
     }
   }
@@ -133,6 +138,10 @@ final class Exchange implements AdmissionQueue.Waiter {
       throw new IllegalStateException("request not parsed yet");
     }
     return r;
+  }
+
+  synchronized int attemptCount() {
+    return attempts;
   }
 
   synchronized boolean isCommitted() {
@@ -202,6 +211,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (wasQueued) {
       g.queue.remove(this);
       g.metrics.queued.inc(caller.tenantLabel(), "cancelled");
+      trace.leftQueue("cancelled");
       release();
     }
     if (a != null) {
@@ -305,6 +315,7 @@ final class Exchange implements AdmissionQueue.Waiter {
 
   /** The answer of attempt {@code a} went out (or the client left): settle the reservation and record. */
   void done(Attempt a, int status, Usage reported, @Nullable String errorType) {
+    a.end(errorType);
     Endpoint e = a.endpoint();
     Usage usage = charged(a, reported);
     double cost = g.cost(e, usage);
@@ -354,7 +365,9 @@ final class Exchange implements AdmissionQueue.Waiter {
       tries = attempts;
     }
     g.recorder.record(new RequestRecorder.Outcome(request.getMethod(), request.getHttpURI().getPath(),
-        caller.tenantLabel(), req, format, endpoint, status, tries, usage, cost, errorType, arrivalNanos, first, end));
+        caller.tenantLabel(), req, GenAiNames.operation(format), endpoint, status, tries, usage, cost, errorType,
+        arrivalNanos, first, end));
+    trace.finished(status, endpoint, usage, errorType, tries);
     // Leaves the active set only once recorded, so that no active request means every one is in the metrics
     // (regression: StreamFailureTest read the mid-stream error count between the two and found 0).
     g.active.remove(this);

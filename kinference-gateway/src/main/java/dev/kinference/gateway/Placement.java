@@ -6,6 +6,7 @@ import dev.kinference.endpoint.Saturation;
 import dev.kinference.routing.RequestRejectedException;
 import dev.kinference.routing.RoutingDecision;
 import dev.kinference.routing.RoutingException;
+import io.opentelemetry.api.trace.Span;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,9 +31,10 @@ final class Placement {
 
   /** Routes the request, or queues it when every endpoint it may use is saturated. */
   void route() {
+    Span span = x.trace.routingStarted();
     RoutingDecision d;
     try {
-      d = x.g.router.route(x.req());
+      d = decide(span);
     } catch (RoutingException e) {
       x.release();
       refuse(e);
@@ -45,11 +47,36 @@ final class Placement {
     }
     List<EndpointState> saturated = allSaturated(d);
     if (saturated != null && x.g.queue.capacity() > 0) {
+      ExchangeTrace.routed(span, d, "queued");
       d.reportFailed(); // released: the request is routed afresh when it leaves the queue
       enqueue(saturated);
       return;
     }
+    ExchangeTrace.routed(span, d, "dispatched");
     x.dispatch.dispatch(d, null);
+  }
+
+  /**
+   * Asks the router, timing the decision ({@code kinference_gateway_routing_duration_seconds}); a refusal or failure
+   * ends {@code span} with its error, a decision leaves it to the caller ({@link ExchangeTrace#routed}).
+   */
+  private RoutingDecision decide(Span span) {
+    long start = System.nanoTime();
+    String outcome = "failed";
+    try {
+      RoutingDecision d = x.g.router.route(x.req());
+      outcome = "routed";
+      return d;
+    } catch (RoutingException e) {
+      outcome = "refused";
+      GatewayTracing.end(span, e.httpStatus() == 404 ? "unknown_model" : Integer.toString(e.httpStatus()));
+      throw e;
+    } catch (RuntimeException e) {
+      GatewayTracing.end(span, e.getClass().getName());
+      throw e;
+    } finally {
+      x.g.metrics.routingDuration.observe((System.nanoTime() - start) * 1e-9, outcome);
+    }
   }
 
   /** Answers a routing refusal: its status, its reason and its {@code Retry-After} (1 s for a 503 without one). */
@@ -100,10 +127,12 @@ final class Placement {
       x.queuedAtNanos = System.nanoTime();
       x.deadlineNanos = x.queuedAtNanos + x.g.queueMaxWait.toNanos();
     }
+    x.trace.queued();
     if (!x.g.queue.offer(x)) {
       synchronized (x) {
         x.queued = false;
       }
+      x.trace.leftQueue("full");
       x.g.metrics.queued.inc(x.caller.tenantLabel(), "full");
       x.release();
       x.respondError(429, "every endpoint for model '" + x.req().model()
@@ -135,19 +164,22 @@ final class Placement {
         return true; // the client left; drop it
       }
     }
+    Span span = x.trace.routingStarted();
     RoutingDecision d;
     try {
-      d = x.g.router.route(x.req());
+      d = decide(span);
     } catch (RoutingException e) {
       synchronized (x) {
         x.queued = false;
       }
+      x.trace.leftQueue("refused");
       x.release();
       refuse(e); // a policy refusal after the wait (the configuration may have changed) keeps its Retry-After
       return true;
     }
     List<EndpointState> saturated = allSaturated(d);
     if (saturated != null && System.nanoTime() - x.deadlineNanos() < 0) {
+      ExchangeTrace.routed(span, d, "still_saturated");
       d.reportFailed();
       synchronized (x) {
         x.blockers = saturated;
@@ -161,6 +193,8 @@ final class Placement {
     }
     x.g.metrics.queueWait.observe(waited * 1e-9, x.caller.tenantLabel());
     x.g.metrics.queued.inc(x.caller.tenantLabel(), "dispatched");
+    ExchangeTrace.routed(span, d, "dispatched");
+    x.trace.leftQueue("dispatched");
     x.dispatch.dispatch(d, null);
     return true;
   }
@@ -175,6 +209,7 @@ final class Placement {
       queuedAt = x.queuedAtNanos;
     }
     x.g.metrics.queued.inc(x.caller.tenantLabel(), "timeout");
+    x.trace.leftQueue("timeout");
     x.g.metrics.queueWait.observe((System.nanoTime() - queuedAt) * 1e-9, x.caller.tenantLabel());
     x.release();
     Duration maxWait = x.g.queueMaxWait;

@@ -83,6 +83,7 @@ final class Relay {
       x.committed = true;
       x.firstByteNanos = System.nanoTime();
     }
+    x.trace.firstToken(a.span, System.nanoTime() - x.arrivalNanos);
     a.decision.reportFinished(usage);
     x.stopWatching();
     response.setStatus(200);
@@ -176,6 +177,7 @@ final class Relay {
   private void startStream(Attempt a) {
     if (!a.sawFirstToken) {
       a.sawFirstToken = true;
+      x.trace.firstToken(a.span, System.nanoTime() - x.arrivalNanos);
       a.decision.reportFirstToken();
       x.stopWatching();
       response.setStatus(200);
@@ -305,6 +307,7 @@ final class Relay {
     }
     a.cancel();
     a.decision.reportFailed();
+    a.end("mid_stream");
     if (!deferred) {
       writeLast(a, end, true);
     }
