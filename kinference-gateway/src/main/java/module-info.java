@@ -26,6 +26,7 @@ module dev.kinference.gateway {
   requires io.opentelemetry.context;
   requires io.opentelemetry.sdk;
   requires io.opentelemetry.sdk.autoconfigure;
+  requires io.opentelemetry.sdk.autoconfigure.spi;
 
   exports dev.kinference.gateway;
 

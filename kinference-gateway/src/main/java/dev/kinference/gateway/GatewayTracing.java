@@ -10,6 +10,7 @@ import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
@@ -71,16 +72,26 @@ final class GatewayTracing implements AutoCloseable {
    * An SDK configured from the environment when one of {@link #TRIGGERS} is set (the gateway then owns it and shuts
    * it down on close), else the no-op API. Only traces are exported: metrics stay on {@code /metrics} and logs in
    * the log, unless {@code OTEL_METRICS_EXPORTER} or {@code OTEL_LOGS_EXPORTER} say otherwise.
+   *
+   * @throws IllegalArgumentException if the variables do not make a valid configuration (say, an unknown exporter)
    */
   static GatewayTracing fromEnvironment(Map<String, String> env) {
     if (TRIGGERS.stream().noneMatch(env::containsKey)) {
       return new GatewayTracing(OpenTelemetry.noop());
     }
-    OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
-        .addPropertiesSupplier(() -> Map.of("otel.metrics.exporter", "none", "otel.logs.exporter", "none",
-            "otel.service.name", "kinference-gateway"))
-        .build().getOpenTelemetrySdk();
-    return new GatewayTracing(sdk, sdk);
+    try {
+      OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
+          .addPropertiesSupplier(() -> Map.of("otel.metrics.exporter", "none", "otel.logs.exporter", "none",
+              "otel.service.name", "kinference-gateway",
+              // the jar carries the HTTP exporter only (over the JDK's client): the specification's default protocol
+              "otel.exporter.otlp.protocol", "http/protobuf"))
+          .build().getOpenTelemetrySdk();
+      return new GatewayTracing(sdk, sdk);
+    } catch (ConfigurationException e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      throw new IllegalArgumentException("OpenTelemetry could not be configured from the OTEL_* variables: "
+          + cause.getMessage() + " (the gateway exports traces over OTLP http/protobuf; grpc is not included)", e);
+    }
   }
 
   boolean enabled() {

@@ -23,7 +23,7 @@ final class Metrics {
   /** The OpenTelemetry GenAI semantic conventions' buckets for {@code gen_ai.client.token.usage}. */
   static final double[] TOKENS = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
       16777216, 67108864};
-  /** The conventions' buckets for {@code gen_ai.client.operation.duration} and {@code gen_ai.server.request.duration}. */
+  /** The conventions' buckets for the client operation and the server request durations. */
   static final double[] GEN_AI_DURATION = {0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
       40.96, 81.92};
   /** The conventions' buckets for {@code gen_ai.server.time_to_first_token}. */

@@ -1,6 +1,7 @@
 package dev.kinference.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.Fleet;
@@ -174,6 +175,25 @@ class TracingTest {
     assertThat(noop.enabled()).isFalse();
     assertThat(noop.serverSpan("chat", org.eclipse.jetty.http.HttpFields.EMPTY).getSpanContext().isValid())
         .isFalse();
+  }
+
+  @Test
+  void otelVariablesBuildAnSdkAndABadOneIsAClearError() {
+    System.setProperty("otel.traces.exporter", "none");
+    try (GatewayTracing configured = GatewayTracing.fromEnvironment(Map.of("OTEL_TRACES_EXPORTER", "none"))) {
+      assertThat(configured.enabled()).as("an SDK, exporting nowhere").isTrue();
+    } finally {
+      System.clearProperty("otel.traces.exporter");
+    }
+    System.setProperty("otel.traces.exporter", "no-such-exporter");
+    try {
+      assertThatThrownBy(() -> GatewayTracing.fromEnvironment(Map.of("OTEL_TRACES_EXPORTER", "no-such-exporter")))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("OpenTelemetry could not be configured from the OTEL_* variables")
+          .hasMessageContaining("no-such-exporter");
+    } finally {
+      System.clearProperty("otel.traces.exporter");
+    }
   }
 
   private static HttpResponse<String> post(String content, boolean stream) throws Exception {
