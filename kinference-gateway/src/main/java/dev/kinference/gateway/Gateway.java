@@ -111,8 +111,7 @@ public final class Gateway implements AutoCloseable {
     this.debugHeaders = b.debugHeaders;
     this.metrics = new GatewayMetrics(router.fleet(), router.cacheIndex(), queue::size, this::activeRequests);
     this.recorder = new RequestRecorder(metrics, accessLog);
-    this.tracing = b.openTelemetry != null ? new GatewayTracing(b.openTelemetry)
-        : GatewayTracing.fromEnvironment(System.getenv());
+    this.tracing = GatewayTracing.of(b.openTelemetry);
     if (guard instanceof GovernanceGuard governed) {
       StateStoreMetrics.register(metrics.registry, governed.governance());
       this.usageEndpoint = new UsageEndpoint(governed.governance(), b.adminKey);

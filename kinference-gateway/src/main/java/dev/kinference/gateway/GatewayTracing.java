@@ -68,6 +68,11 @@ final class GatewayTracing implements AutoCloseable {
     this.owned = owned;
   }
 
+  /** The caller's OpenTelemetry, or when null, {@link #fromEnvironment} of the process's environment. */
+  static GatewayTracing of(@Nullable OpenTelemetry given) {
+    return given != null ? new GatewayTracing(given) : fromEnvironment(System.getenv());
+  }
+
   /**
    * An SDK configured from the environment when one of {@link #TRIGGERS} is set (the gateway then owns it and shuts
    * it down on close), else the no-op API. Only traces are exported: metrics stay on {@code /metrics} and logs in

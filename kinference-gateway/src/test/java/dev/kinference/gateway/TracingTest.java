@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
 import dev.kinference.routing.Router;
 import io.opentelemetry.api.common.AttributeKey;
@@ -24,6 +26,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -53,6 +56,7 @@ class TracingTest {
   static Server upstream;
   static OpenTelemetrySdk sdk;
   static Gateway gateway;
+  static int upstreamPort;
 
   @BeforeAll
   static void start() throws Exception {
@@ -88,6 +92,7 @@ class TracingTest {
       }
     });
     upstream.start();
+    upstreamPort = c.getLocalPort();
     sdk = OpenTelemetrySdk.builder()
         .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(spans)).build())
         .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
@@ -170,6 +175,37 @@ class TracingTest {
   }
 
   @Test
+  void aRequestThatWaitedInTheQueueHasAQueueSpanBetweenItsTwoRoutings() throws Exception {
+    Fleet fleet = Fleet.of(List.of(Endpoint.of("up", "http://127.0.0.1:" + upstreamPort, "m")));
+    EndpointState up = java.util.Objects.requireNonNull(fleet.get("up"));
+    up.updateMetrics(EndpointMetrics.of(0, 0, 0.99, System.nanoTime())); // KV cache full: saturated
+    try (Gateway queueing = Gateway.builder().router(Router.builder().fleet(fleet).build()).port(0)
+        .host("127.0.0.1").openTelemetry(sdk).build().start()) {
+      CompletableFuture<HttpResponse<String>> answer = CompletableFuture.supplyAsync(() -> {
+        try {
+          return post(queueing, "queued please", true);
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      StreamFailureTest.awaitTrue(() -> queueing.queuedRequests() == 1, "the request waits in the queue");
+      up.updateMetrics(EndpointMetrics.of(0, 0, 0.1, System.nanoTime()));
+      assertThat(answer.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+      Harness.awaitEveryRequestRecorded(queueing);
+    }
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(children(server)).extracting(SpanData::getName)
+        .containsExactlyInAnyOrder("admission", "routing", "queue", "routing", "chat m");
+    SpanData queue = named("queue");
+    assertThat(queue.getAttributes().get(AttributeKey.stringKey("kinference.queue.outcome"))).isEqualTo("dispatched");
+    assertThat(children(server)).filteredOn(s -> s.getName().equals("routing"))
+        .extracting(s -> s.getAttributes().get(AttributeKey.stringKey("kinference.routing.outcome")))
+        .containsExactlyInAnyOrder("queued", "dispatched");
+    SpanData attempt = only(SpanKind.CLIENT);
+    assertThat(attempt.getStartEpochNanos()).as("sent after the wait").isGreaterThanOrEqualTo(queue.getEndEpochNanos());
+  }
+
+  @Test
   void withoutAnSdkNothingIsTracedOrPropagated() {
     GatewayTracing noop = GatewayTracing.fromEnvironment(Map.of());
     assertThat(noop.enabled()).isFalse();
@@ -197,8 +233,12 @@ class TracingTest {
   }
 
   private static HttpResponse<String> post(String content, boolean stream) throws Exception {
+    return post(gateway, content, stream);
+  }
+
+  private static HttpResponse<String> post(Gateway to, String content, boolean stream) throws Exception {
     try (HttpClient http = HttpClient.newHttpClient()) {
-      return http.send(HttpRequest.newBuilder(URI.create(gateway.uri() + "/v1/chat/completions"))
+      return http.send(HttpRequest.newBuilder(URI.create(to.uri() + "/v1/chat/completions"))
           .header("Content-Type", "application/json")
           .header("traceparent", "00-" + CLIENT_TRACE + "-" + CLIENT_SPAN + "-01")
           .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"stream\":" + stream + ",\"max_tokens\":10,"
