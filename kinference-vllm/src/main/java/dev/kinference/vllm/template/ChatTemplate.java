@@ -86,10 +86,13 @@ public final class ChatTemplate {
     }
   }
 
-  /** Converts Java and Jackson values to the template's: ints to long, floats to double, arrays to lists. */
+  /** Converts Java and Jackson values to the template's: ints to long (BigInteger from 2^63), floats to double. */
   static @Nullable Object toTemplateValue(@Nullable Object v) {
     if (v == null || v instanceof String || v instanceof Boolean || v instanceof Long || v instanceof Double) {
       return v;
+    }
+    if (v instanceof java.math.BigInteger b) {
+      return Py.normalize(b);
     }
     if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
       return ((Number) v).longValue();
@@ -134,7 +137,7 @@ public final class ChatTemplate {
       return node.booleanValue();
     }
     if (node.isIntegralNumber()) {
-      return node.canConvertToLong() ? (Object) node.longValue() : (Object) node.doubleValue();
+      return node.canConvertToLong() ? (Object) node.longValue() : Py.normalize(node.bigIntegerValue());
     }
     if (node.isNumber()) {
       return node.doubleValue();

@@ -123,6 +123,17 @@ final class Interpreter {
         scope.vars.put(s.target(), inner.out.toString());
       }
       case Ast.Macro m -> scope.vars.put(m.name(), macro(m, scope));
+      case Ast.CallBlock c -> {
+        Object fn = eval(c.call().function(), scope);
+        if (!(fn instanceof Py.Callable callable)) {
+          throw TemplateException.fail(describe(c.call().function()) + " is not callable (" + Py.typeName(fn) + ")");
+        }
+        List<@Nullable Object> args = new ArrayList<>();
+        Map<String, @Nullable Object> kw = new LinkedHashMap<>();
+        collectArguments(c.call().args(), c.call().kwNames(), c.call().kwValues(), scope, args, kw);
+        kw.put("caller", macro(c.caller(), scope));
+        append(Py.str(callable.call(args, kw)));
+      }
       case Ast.Break b -> {
         return Flow.BREAK;
       }
@@ -206,11 +217,15 @@ final class Interpreter {
 
   private Py.Callable macro(Ast.Macro m, Scope definedIn) {
     return (args, kw) -> {
-      if (args.size() > m.params().size()) {
-        throw TemplateException.fail("macro " + m.name() + " takes " + m.params().size() + " arguments");
+      if (args.size() > m.params().size() && !m.varargs()) {
+        throw TemplateException.fail("macro '" + m.name() + "' takes not more than " + m.params().size()
+            + " argument(s)");
       }
       Scope call = new Scope(definedIn);
       Map<String, @Nullable Object> rest = new LinkedHashMap<>(kw);
+      if (rest.containsKey("caller")) {
+        call.vars.put("caller", rest.remove("caller"));
+      }
       for (int i = 0; i < m.params().size(); i++) {
         String p = m.params().get(i);
         Object v;
@@ -224,9 +239,12 @@ final class Interpreter {
         }
         call.vars.put(p, v);
       }
-      if (!rest.isEmpty()) {
-        throw TemplateException.fail("macro " + m.name() + " got unexpected arguments " + rest.keySet());
+      if (!rest.isEmpty() && !m.kwargs()) {
+        throw TemplateException.fail("macro '" + m.name() + "' takes no keyword argument '"
+            + rest.keySet().iterator().next() + "'");
       }
+      call.vars.put("varargs", new Py.Tuple(args.subList(Math.min(args.size(), m.params().size()), args.size())));
+      call.vars.put("kwargs", new LinkedHashMap<@Nullable Object, @Nullable Object>(rest));
       Interpreter inner = new Interpreter();
       inner.depth = depth + 1;
       if (inner.depth > MAX_DEPTH) {
@@ -248,7 +266,7 @@ final class Interpreter {
         for (Expr x : l.items()) {
           items.add(eval(x, scope));
         }
-        yield items;
+        yield l.tuple() ? new Py.Tuple(items) : items;
       }
       case Ast.DictExpr d -> {
         Map<@Nullable Object, @Nullable Object> m = new LinkedHashMap<>();
@@ -266,27 +284,18 @@ final class Interpreter {
           throw TemplateException.fail(describe(c.function()) + " is not callable (" + Py.typeName(fn) + ")");
         }
         List<@Nullable Object> args = new ArrayList<>();
-        for (Expr a : c.args()) {
-          args.add(eval(a, scope));
-        }
         Map<String, @Nullable Object> kw = new LinkedHashMap<>();
-        for (int i = 0; i < c.kwNames().size(); i++) {
-          kw.put(c.kwNames().get(i), eval(c.kwValues().get(i), scope));
-        }
+        collectArguments(c.args(), c.kwNames(), c.kwValues(), scope, args, kw);
         yield callable.call(args, kw);
       }
       case Ast.Filter f -> {
         Object target = eval(f.target(), scope);
         List<@Nullable Object> args = new ArrayList<>();
-        for (Expr a : f.args()) {
-          args.add(eval(a, scope));
-        }
         Map<String, @Nullable Object> kw = new LinkedHashMap<>();
-        for (int i = 0; i < f.kwNames().size(); i++) {
-          kw.put(f.kwNames().get(i), eval(f.kwValues().get(i), scope));
-        }
-        yield Builtins.filter(this, f.name(), target, args, kw);
+        collectArguments(f.args(), f.kwNames(), f.kwValues(), scope, args, kw);
+        yield Filters.filter(this, f.name(), target, args, kw);
       }
+      case Ast.Spread s -> throw TemplateException.fail("*" + (s.keywords() ? "*" : "") + " is allowed in calls only");
       case Ast.Test t -> {
         Object target = t.name().equals("defined") || t.name().equals("undefined") ? evalLenient(t.target(), scope)
             : eval(t.target(), scope);
@@ -304,7 +313,10 @@ final class Interpreter {
         if (u.op().equals("+")) {
           yield v instanceof Boolean ? (Object) Py.toLong(v) : v;
         }
-        yield v instanceof Double d ? (Object) (-d) : (Object) (-Py.toLong(v));
+        if (v instanceof Double d) {
+          yield -d;
+        }
+        yield Py.normalize(Py.toBig(v).negate());
       }
       case Ast.Binary b -> {
         Object l = eval(b.left(), scope);
@@ -331,6 +343,27 @@ final class Interpreter {
         yield c.no() == null ? new Undefined("conditional without else") : eval(c.no(), scope);
       }
     };
+  }
+
+  /** Evaluates a call's arguments, expanding {@code *values} into positional and {@code **mapping} into keywords. */
+  private void collectArguments(List<Expr> positional, List<String> kwNames, List<Expr> kwValues, Scope scope,
+      List<@Nullable Object> args, Map<String, @Nullable Object> kw) {
+    for (Expr a : positional) {
+      if (a instanceof Ast.Spread s && s.keywords()) {
+        Object m = eval(s.value(), scope);
+        if (!(m instanceof Map<?, ?> map)) {
+          throw TemplateException.fail("argument after ** must be a mapping, not " + Py.typeName(m));
+        }
+        map.forEach((k, v) -> kw.put(Py.str(k), v));
+      } else if (a instanceof Ast.Spread s) {
+        args.addAll(Py.iterate(eval(s.value(), scope)));
+      } else {
+        args.add(eval(a, scope));
+      }
+    }
+    for (int i = 0; i < kwNames.size(); i++) {
+      kw.put(kwNames.get(i), eval(kwValues.get(i), scope));
+    }
   }
 
   private boolean compareChain(Ast.Compare c, Scope scope) {
@@ -381,6 +414,9 @@ final class Interpreter {
     if (obj instanceof Py.Namespace ns) {
       return ns.attributes.containsKey(name) ? ns.attributes.get(name)
           : new Undefined("namespace has no attribute '" + name + "'");
+    }
+    if (obj instanceof Py.Tuple t && t.hasField(name)) {
+      return t.field(name);
     }
     Py.Callable method = Builtins.method(obj, name);
     if (method != null) {
@@ -488,7 +524,7 @@ final class Interpreter {
       out.forEach(x -> sb.append((String) x));
       return sb.toString();
     }
-    return out;
+    return obj instanceof Py.Tuple ? new Py.Tuple(out) : out;
   }
 
   private static long clamp(long index, int n, long low, long high) {
@@ -501,11 +537,14 @@ final class Interpreter {
       if (l instanceof String a && r instanceof String b) {
         return a + b;
       }
-      if (l instanceof List<?> a && r instanceof List<?> b) {
+      if (l instanceof List<?> a && r instanceof List<?> b && (a instanceof Py.Tuple) == (b instanceof Py.Tuple)) {
         List<@Nullable Object> out = new ArrayList<>(a);
         out.addAll(b);
-        return out;
+        return a instanceof Py.Tuple ? new Py.Tuple(out) : out;
       }
+    }
+    if (op.equals("%") && l instanceof String format) {
+      return PercentFormat.format(format, r instanceof Py.Tuple t ? t : java.util.Collections.singletonList(r));
     }
     if (op.equals("*")) {
       if (l instanceof String s && (r instanceof Long || r instanceof Boolean)) {
@@ -523,44 +562,93 @@ final class Interpreter {
       throw TemplateException.fail("unsupported operand types for " + op + ": " + Py.typeName(l) + " and "
           + Py.typeName(r));
     }
-    boolean integers = !(l instanceof Double) && !(r instanceof Double);
+    if (Py.isInt(l) && Py.isInt(r) && !op.equals("/")) {
+      return integerArithmetic(op, l, r);
+    }
+    double a = Py.toDouble(l);
+    double b = Py.toDouble(r);
     return switch (op) {
-      case "+" -> integers ? (Object) (Py.toLong(l) + Py.toLong(r)) : (Object) (Py.toDouble(l) + Py.toDouble(r));
-      case "-" -> integers ? (Object) (Py.toLong(l) - Py.toLong(r)) : (Object) (Py.toDouble(l) - Py.toDouble(r));
-      case "*" -> integers ? (Object) (Py.toLong(l) * Py.toLong(r)) : (Object) (Py.toDouble(l) * Py.toDouble(r));
+      case "+" -> a + b;
+      case "-" -> a - b;
+      case "*" -> a * b;
       case "/" -> {
-        if (Py.toDouble(r) == 0) {
+        if (b == 0) {
           throw TemplateException.fail("division by zero");
         }
-        yield (Object) (Py.toDouble(l) / Py.toDouble(r));
+        yield a / b;
       }
       case "//" -> {
-        if (Py.toDouble(r) == 0) {
+        if (b == 0) {
           throw TemplateException.fail("division by zero");
         }
-        yield integers ? (Object) Math.floorDiv(Py.toLong(l), Py.toLong(r))
-            : (Object) Math.floor(Py.toDouble(l) / Py.toDouble(r));
+        yield Math.floor(a / b);
       }
       case "%" -> {
-        if (Py.toDouble(r) == 0) {
+        if (b == 0) {
           throw TemplateException.fail("modulo by zero");
         }
-        if (integers) {
-          yield (Object) Math.floorMod(Py.toLong(l), Py.toLong(r));
+        yield a - b * Math.floor(a / b);
+      }
+      case "**" -> Math.pow(a, b);
+      default -> throw TemplateException.fail("unknown operator " + op);
+    };
+  }
+
+  /** Python ints have no overflow: longs while they fit, {@link java.math.BigInteger} beyond. */
+  private static Object integerArithmetic(String op, @Nullable Object l, @Nullable Object r) {
+    if (!(l instanceof java.math.BigInteger) && !(r instanceof java.math.BigInteger)) {
+      long a = Py.toLong(l);
+      long b = Py.toLong(r);
+      try {
+        switch (op) {
+          case "+" -> {
+            return Math.addExact(a, b);
+          }
+          case "-" -> {
+            return Math.subtractExact(a, b);
+          }
+          case "*" -> {
+            return Math.multiplyExact(a, b);
+          }
+          case "//", "%" -> {
+            if (b == 0) {
+              throw TemplateException.fail(op.equals("%") ? "modulo by zero" : "division by zero");
+            }
+            if (a != Long.MIN_VALUE || b != -1) {
+              return op.equals("%") ? Math.floorMod(a, b) : Math.floorDiv(a, b);
+            }
+          }
+          default -> {} // ** and the one overflowing division: below
         }
-        double a = Py.toDouble(l);
-        double b = Py.toDouble(r);
-        yield (Object) (a - b * Math.floor(a / b));
+      } catch (ArithmeticException overflow) {
+        // below, exactly
+      }
+    }
+    java.math.BigInteger a = Py.toBig(l);
+    java.math.BigInteger b = Py.toBig(r);
+    return switch (op) {
+      case "+" -> Py.normalize(a.add(b));
+      case "-" -> Py.normalize(a.subtract(b));
+      case "*" -> Py.normalize(a.multiply(b));
+      case "//", "%" -> {
+        if (b.signum() == 0) {
+          throw TemplateException.fail(op.equals("%") ? "modulo by zero" : "division by zero");
+        }
+        java.math.BigInteger[] qr = a.divideAndRemainder(b);
+        if (qr[1].signum() != 0 && qr[1].signum() != b.signum()) { // floor, as Python
+          qr[0] = qr[0].subtract(java.math.BigInteger.ONE);
+          qr[1] = qr[1].add(b);
+        }
+        yield Py.normalize(op.equals("%") ? qr[1] : qr[0]);
       }
       case "**" -> {
-        if (integers && Py.toLong(r) >= 0) {
-          long result = 1;
-          for (long i = 0; i < Py.toLong(r); i++) {
-            result = Math.multiplyExact(result, Py.toLong(l));
-          }
-          yield (Object) result;
+        if (b.signum() < 0) {
+          yield Math.pow(a.doubleValue(), b.doubleValue());
         }
-        yield (Object) Math.pow(Py.toDouble(l), Py.toDouble(r));
+        if (b.bitLength() > 16 && a.abs().compareTo(java.math.BigInteger.ONE) > 0) {
+          throw TemplateException.fail("exponent too large: " + b);
+        }
+        yield Py.normalize(a.pow(b.intValueExact()));
       }
       default -> throw TemplateException.fail("unknown operator " + op);
     };

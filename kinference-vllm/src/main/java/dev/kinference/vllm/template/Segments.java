@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * Cuts template source into text, output ({@code {{ }}}) and statement ({@code {% %}}) segments, applying Jinja2's
  * whitespace control as Hugging Face configures it ({@code trim_blocks=True, lstrip_blocks=True}): the first
  * newline after a block or comment tag is removed, spaces and tabs from the start of a line to a block or comment
- * tag are removed, {@code -} on a tag strips all whitespace on that side, {@code +} disables the automatic rules.
+ * tag are removed, {@code -} on a tag strips all whitespace on that side, {@code +} disables the automatic rules;
+ * line breaks are normalised and a final one dropped first, as Jinja2 does.
  */
 final class Segments {
 
@@ -25,7 +26,8 @@ final class Segments {
 
   private Segments() {}
 
-  static List<Segment> split(String src) {
+  static List<Segment> split(String source) {
+    String src = asJinjaReadsIt(source);
     List<Raw> tags = new ArrayList<>();
     List<int[]> texts = new ArrayList<>(); // [start, end) of the text before each tag, then the tail
     List<String> rawTexts = new ArrayList<>(); // literal text of {% raw %} blocks, by tag index (or null)
@@ -137,6 +139,15 @@ final class Segments {
       }
     }
     return out;
+  }
+
+  /**
+   * The source as Jinja2's lexer sees it: every line break ({@code \r\n}, {@code \r}, {@code \n}) becomes
+   * {@code \n} and one final line break is dropped ({@code keep_trailing_newline=False}, which transformers keeps).
+   */
+  static String asJinjaReadsIt(String source) {
+    String src = source.indexOf('\r') >= 0 ? source.replace("\r\n", "\n").replace('\r', '\n') : source;
+    return src.endsWith("\n") ? src.substring(0, src.length() - 1) : src;
   }
 
   private static int nextTag(String src, int from) {

@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 /** Parses segments into {@link Ast} nodes, following Jinja2's grammar and operator precedence. */
 final class TemplateParser {
 
-  private static final Set<String> UNSUPPORTED = Set.of("include", "import", "from", "extends", "block", "call",
-      "filter", "with", "autoescape", "do");
+  private static final Set<String> UNSUPPORTED = Set.of("include", "import", "from", "extends", "block", "filter",
+      "with", "autoescape", "do");
 
   private final List<Segments.Segment> segments;
   private int index;
@@ -20,6 +20,8 @@ final class TemplateParser {
   private List<Token> tokens = List.of();
   private int pos;
   private int line;
+  // Names read so far, to know whether a macro body reads varargs, kwargs or caller.
+  private java.util.Set<String> namesRead = new java.util.HashSet<>();
 
   private TemplateParser(List<Segments.Segment> segments) {
     this.segments = segments;
@@ -79,6 +81,7 @@ final class TemplateParser {
       case "for" -> parseFor();
       case "set" -> parseSet();
       case "macro" -> parseMacro();
+      case "call" -> parseCallBlock();
       case "break" -> {
         expectEnd();
         yield new Ast.Break();
@@ -195,6 +198,11 @@ final class TemplateParser {
   private Node parseMacro() {
     String name = expectName();
     expect("(");
+    return parseMacroRest(name, "endmacro");
+  }
+
+  /** After the macro's '(': its parameters, the end of the tag, its body and the closing tag. */
+  private Ast.Macro parseMacroRest(String name, String end) {
     List<String> params = new ArrayList<>();
     List<@Nullable Expr> defaults = new ArrayList<>();
     if (!accept(")")) {
@@ -204,10 +212,39 @@ final class TemplateParser {
       } while (accept(","));
       expect(")");
     }
+    return finishMacro(name, params, defaults, end);
+  }
+
+  private Ast.Macro finishMacro(String name, List<String> params, List<@Nullable Expr> defaults, String end) {
     expectEnd();
-    List<Node> body = parseBody(Set.of("endmacro"));
-    closeBlock("endmacro");
-    return new Ast.Macro(name, params, defaults, body);
+    java.util.Set<String> outer = namesRead;
+    namesRead = new java.util.HashSet<>();
+    List<Node> body = parseBody(Set.of(end));
+    closeBlock(end);
+    Ast.Macro macro = new Ast.Macro(name, params, defaults, body, namesRead.contains("varargs"),
+        namesRead.contains("kwargs"));
+    outer.addAll(namesRead);
+    namesRead = outer;
+    return macro;
+  }
+
+  private Node parseCallBlock() {
+    List<String> params = new ArrayList<>();
+    List<@Nullable Expr> defaults = new ArrayList<>();
+    if (accept("(")) {
+      if (!accept(")")) {
+        do {
+          params.add(expectName());
+          defaults.add(accept("=") ? parseExpression() : null);
+        } while (accept(","));
+        expect(")");
+      }
+    }
+    Expr call = parseExpression();
+    if (!(call instanceof Ast.Call c)) {
+      throw error("{% call %} needs a macro call");
+    }
+    return new Ast.CallBlock(c, finishMacro("caller", params, defaults, "endcall"));
   }
 
   private void closeBlock(String word) {
@@ -360,7 +397,10 @@ final class TemplateParser {
           case "true", "True" -> new Ast.Literal(true);
           case "false", "False" -> new Ast.Literal(false);
           case "none", "None" -> new Ast.Literal(null);
-          default -> new Ast.Name(t.text());
+          default -> {
+            namesRead.add(t.text());
+            yield new Ast.Name(t.text());
+          }
         };
       }
       case STRING -> {
@@ -492,15 +532,20 @@ final class TemplateParser {
           return;
         }
       }
-      if (peek().is("*") || peek().is("**")) {
-        throw error("*args and **kwargs are not supported by this chat-template engine");
+      if (accept("**")) {
+        args.add(new Ast.Spread(parseExpression(), true));
+        continue;
+      }
+      if (accept("*")) {
+        args.add(new Ast.Spread(parseExpression(), false));
+        continue;
       }
       if (peek().type() == ExprLexer.Type.NAME && peekAt(1).is("=") && peekAt(1).type() == ExprLexer.Type.OP) {
         kwNames.add(next().text());
         pos++;
         kwValues.add(parseExpression());
       } else {
-        if (!kwNames.isEmpty()) {
+        if (!kwNames.isEmpty() || args.stream().anyMatch(x -> x instanceof Ast.Spread s && s.keywords())) {
           throw error("a positional argument follows a keyword argument");
         }
         args.add(parseExpression());
@@ -521,7 +566,7 @@ final class TemplateParser {
         if (accept("(")) {
           parseArgs(args, kwNames, kwValues);
         }
-        Builtins.requireFilter(name, line);
+        Filters.require(name, line);
         e = new Ast.Filter(e, name, args, kwNames, kwValues);
       } else if (acceptKeyword("is")) {
         boolean negated = acceptKeyword("not");
