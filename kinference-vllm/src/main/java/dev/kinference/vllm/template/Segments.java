@@ -165,8 +165,12 @@ final class Segments {
     }
   }
 
-  /** The index of the closing {@code }}} or {@code %}}, skipping string literals. */
+  /**
+   * The index of the closing {@code }}} or {@code %}}, skipping string literals and, as Jinja2's lexer does,
+   * brackets still open ({@code {{ {'a': {'b': 1}} }}}).
+   */
   private static int findClose(String src, int from, char first, int line) {
+    int depth = 0;
     int i = from;
     int n = src.length();
     while (i < n - 1) {
@@ -185,8 +189,13 @@ final class Segments {
         i = j + 1;
         continue;
       }
-      if (c == first && src.charAt(i + 1) == '}') {
+      if (depth == 0 && c == first && src.charAt(i + 1) == '}') {
         return i;
+      }
+      if (c == '(' || c == '[' || c == '{') {
+        depth++;
+      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+        depth--;
       }
       i++;
     }
