@@ -11,6 +11,8 @@ Inputs (kinference-vllm/src/test/resources/templates/corpus/):
 Output:
   expected/<model>.json   {"template": ..., "renderings": [{"chat": name, "rendered": text} or
                            {"chat": name, "error": "ExceptionType: message", "raised": bool}]}
+It also renders ../features/cases.json (one small template per Jinja2 feature, with its values) into
+../features/expected.json, which ChatTemplateFeatureCorpusTest compares with.
 
 Regenerate (needs Jinja2: apt-get install python3-jinja2, or pip install jinja2):
   python3 kinference-vllm/src/test/python/render_corpus.py            # rewrite expected/
@@ -39,7 +41,9 @@ try:
 except ImportError:
     sys.exit("render_corpus.py needs Jinja2: apt-get install python3-jinja2 (or pip install jinja2)")
 
-CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "resources", "templates", "corpus")
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "resources", "templates")
+CORPUS = os.path.join(TEMPLATES, "corpus")
+FEATURES = os.path.join(TEMPLATES, "features")
 
 
 class RaisedByTemplate(jinja2.exceptions.TemplateError):
@@ -104,7 +108,18 @@ def render_all():
             except Exception as e:  # what Jinja2 raises is what the Java side must refuse too
                 renderings.append({"chat": chat["name"], "error": f"{type(e).__name__}: {e}",
                                    "raised": isinstance(e, RaisedByTemplate)})
-        outputs[name] = json.dumps({"template": file, "renderings": renderings}, ensure_ascii=False, indent=1) + "\n"
+        outputs[os.path.join(CORPUS, "expected", name + ".json")] = json.dumps(
+            {"template": file, "renderings": renderings}, ensure_ascii=False, indent=1) + "\n"
+    with open(os.path.join(FEATURES, "cases.json"), encoding="utf-8") as f:
+        cases = json.load(f)
+    renderings = []
+    for case in cases:
+        try:
+            renderings.append({"rendered": env.from_string(case["template"]).render(**case["context"])})
+        except Exception as e:
+            renderings.append({"error": f"{type(e).__name__}: {e}", "raised": isinstance(e, RaisedByTemplate)})
+    outputs[os.path.join(FEATURES, "expected.json")] = json.dumps(
+        {"renderings": renderings}, ensure_ascii=False, indent=1) + "\n"
     return outputs
 
 
@@ -129,26 +144,26 @@ def main():
     expected_dir = os.path.join(CORPUS, "expected")
     if args.check:
         stale = []
-        for name, text in outputs.items():
-            path = os.path.join(expected_dir, name + ".json")
+        for path, text in outputs.items():
             if not os.path.exists(path):
-                stale.append(name)
+                stale.append(os.path.basename(path))
                 continue
             with open(path, encoding="utf-8") as f:
                 if outcomes(json.load(f)) != outcomes(json.loads(text)):
-                    stale.append(name)
-        extra = sorted(set(f[:-5] for f in os.listdir(expected_dir) if f.endswith(".json")) - set(outputs))
+                    stale.append(os.path.basename(path))
+        extra = sorted(set(os.path.join(expected_dir, f) for f in os.listdir(expected_dir) if f.endswith(".json"))
+                       - set(outputs))
         if stale or extra:
             print(f"Jinja2 {jinja2.__version__} renders differently from expected/ for: {', '.join(stale + extra)}; "
                   "run render_corpus.py without --check to regenerate")
             return 1
-        print(f"expected/ matches Jinja2 {jinja2.__version__} for {len(outputs)} templates")
+        print(f"expected/ matches Jinja2 {jinja2.__version__} for {len(outputs) - 1} templates and the feature cases")
         return 0
     os.makedirs(expected_dir, exist_ok=True)
-    for name, text in outputs.items():
-        with open(os.path.join(expected_dir, name + ".json"), "w", encoding="utf-8", newline="") as f:
+    for path, text in outputs.items():
+        with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-    print(f"wrote {len(outputs)} files to {os.path.normpath(expected_dir)} with Jinja2 {jinja2.__version__}")
+    print(f"wrote {len(outputs)} files with Jinja2 {jinja2.__version__}")
     return 0
 
 

@@ -8,8 +8,8 @@ final class Ast {
 
   private Ast() {}
 
-  sealed interface Node permits Text, Output, If, For, Set, SetBlock, Macro, CallBlock, Break, Continue,
-      Transparent {}
+  sealed interface Node permits Text, Output, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock, With, Break,
+      Continue, Transparent {}
 
   record Text(String text) implements Node {}
 
@@ -36,6 +36,14 @@ final class Ast {
 
   /** {@code {% call(params) macro(args) %}body{% endcall %}}: calls the macro with the body as {@code caller}. */
   record CallBlock(Call call, Macro caller) implements Node {}
+
+  /** {@code {% filter f | g %}body{% endfilter %}}: the filters applied to the rendered body, named {@link #BODY}. */
+  record FilterBlock(Expr filters, List<Node> body) implements Node {
+    static final String BODY = " filter body"; // no template can write this name
+  }
+
+  /** {@code {% with a = 1, b = 2 %}body{% endwith %}}: the body in a scope with those names. */
+  record With(List<String> names, List<Expr> values, List<Node> body) implements Node {}
 
   record Break() implements Node {}
 

@@ -143,6 +143,38 @@ final class Builtins {
         case "capitalize" -> noArgs(name,
             () -> s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT));
         case "isdigit" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isDigit));
+        case "isalnum" -> noArgs(name, () -> !s.isEmpty() && s.codePoints().allMatch(Character::isLetterOrDigit));
+        case "isupper", "islower" -> noArgs(name, () -> {
+          boolean cased = s.codePoints().anyMatch(c -> Character.isUpperCase(c) || Character.isLowerCase(c));
+          return cased && s.equals(name.equals("isupper") ? s.toUpperCase(Locale.ROOT) : s.toLowerCase(Locale.ROOT));
+        });
+        case "removeprefix", "removesuffix" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          String affix = Py.str(a.get("prefix", null));
+          a.done();
+          if (name.equals("removeprefix")) {
+            return s.startsWith(affix) ? s.substring(affix.length()) : s;
+          }
+          return s.endsWith(affix) && !affix.isEmpty() ? s.substring(0, s.length() - affix.length()) : s;
+        };
+        case "partition", "rpartition" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          String sep = Py.str(a.get("sep", null));
+          a.done();
+          int at = name.equals("partition") ? s.indexOf(sep) : s.lastIndexOf(sep);
+          if (at < 0) {
+            return name.equals("partition") ? new Py.Tuple(List.of(s, "", "")) : new Py.Tuple(List.of("", "", s));
+          }
+          return new Py.Tuple(List.of(s.substring(0, at), sep, s.substring(at + sep.length())));
+        };
+        case "center", "ljust", "rjust", "zfill" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          int width = (int) Py.toLong(a.get("width", null));
+          String fill = name.equals("zfill") ? "0" : Py.str(a.get("fillchar", " "));
+          a.done();
+          return pad(name, s, width, fill);
+        };
+        case "format" -> (args, kw) -> StrFormat.format(s, args, kw);
         case "isalpha" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isLetter));
         case "isspace" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Py::isSpace));
         case "startswith", "endswith" -> (args, kw) -> {
@@ -260,6 +292,24 @@ final class Builtins {
       };
     }
     return null;
+  }
+
+  /** Python's str methods that widen a string to {@code width} with {@code padding}; zfill keeps a sign in front. */
+  private static String pad(String method, String s, int width, String padding) {
+    int missing = width - s.codePointCount(0, s.length());
+    if (missing <= 0) {
+      return s;
+    }
+    return switch (method) {
+      case "ljust" -> s + padding.repeat(missing);
+      case "rjust" -> padding.repeat(missing) + s;
+      case "zfill" -> s.startsWith("-") || s.startsWith("+") ? s.charAt(0) + "0".repeat(missing) + s.substring(1)
+          : "0".repeat(missing) + s;
+      default -> {
+        int left = missing / 2 + (missing & width & 1); // Python's centring rule
+        yield padding.repeat(left) + s + padding.repeat(missing - left);
+      }
+    };
   }
 
   private static Py.Callable noArgs(String name, Supplier<@Nullable Object> body) {
@@ -390,6 +440,21 @@ final class Builtins {
       }
       return new LinkedHashMap<@Nullable Object, @Nullable Object>(kw);
     });
+    g.put("cycler", (Py.Callable) (args, kw) -> cycler(args));
+    g.put("lipsum", (Py.Callable) (args, kw) -> { // defined, as in Jinja2, but random text cannot render exactly
+      throw TemplateException.fail("lipsum() is not supported by this chat-template engine");
+    });
+    g.put("joiner", (Py.Callable) (args, kw) -> {
+      Args a = new Args("joiner", args, kw);
+      String separator = Py.str(a.get("sep", ", "));
+      a.done();
+      boolean[] used = {false};
+      return (Py.Callable) (x, y) -> {
+        boolean first = !used[0];
+        used[0] = true;
+        return first ? "" : separator;
+      };
+    });
     g.put("raise_exception", (Py.Callable) (args, kw) -> {
       throw new RaisedException(args.isEmpty() ? "" : Py.str(args.get(0)));
     });
@@ -400,6 +465,28 @@ final class Builtins {
       return strftime(Py.str(args.get(0)), clock.get());
     });
     return g;
+  }
+
+  /** Jinja2's {@code cycler(*items)}: {@code next()} returns the items in turn, {@code current} the next one. */
+  private static Py.Namespace cycler(List<?> items) {
+    if (items.isEmpty()) {
+      throw TemplateException.fail("cycler needs at least one item");
+    }
+    Py.Namespace c = new Py.Namespace();
+    int[] position = {0};
+    c.attributes.put("current", items.get(0));
+    c.attributes.put("next", (Py.Callable) (args, kw) -> {
+      Object item = items.get(position[0]);
+      position[0] = (position[0] + 1) % items.size();
+      c.attributes.put("current", items.get(position[0]));
+      return item;
+    });
+    c.attributes.put("reset", (Py.Callable) (args, kw) -> {
+      position[0] = 0;
+      c.attributes.put("current", items.get(0));
+      return null;
+    });
+    return c;
   }
 
   /** A template's {@code raise_exception(message)}. */

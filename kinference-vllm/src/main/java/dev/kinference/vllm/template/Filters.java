@@ -13,11 +13,11 @@ import org.jspecify.annotations.Nullable;
 /** Jinja2's built-in filters, with transformers' {@code tojson}. */
 final class Filters {
 
-  static final Set<String> NAMES = Set.of("abs", "attr", "batch", "capitalize", "count", "d", "default",
+  static final Set<String> NAMES = Set.of("abs", "attr", "batch", "capitalize", "center", "count", "d", "default",
       "dictsort", "e", "escape", "first", "float", "format", "groupby", "indent", "int", "items", "join", "last",
       "length", "list", "lower", "map", "max", "min", "reject", "rejectattr", "replace", "reverse", "round", "safe",
-      "select", "selectattr", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "upper",
-      "wordcount");
+      "select", "selectattr", "slice", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique",
+      "upper", "wordcount");
 
   static void require(String name, int line) {
     if (!NAMES.contains(name)) {
@@ -114,22 +114,9 @@ final class Filters {
       }
       case "int" -> {
         Object dflt = a.get("default", 0L);
+        int base = (int) Py.toLong(a.get("base", 10L));
         a.done();
-        if (Py.isInt(v)) {
-          return Py.normalize(Py.toBig(v));
-        }
-        if (v instanceof Double d) {
-          return Py.normalize(new java.math.BigDecimal(d).toBigInteger());
-        }
-        try {
-          return Py.normalize(new java.math.BigInteger(Py.str(v).strip().replace("_", "")));
-        } catch (NumberFormatException e) {
-          try {
-            return (long) Double.parseDouble(Py.str(v).strip());
-          } catch (NumberFormatException e2) {
-            return dflt;
-          }
-        }
+        return toInt(v, dflt, base);
       }
       case "float" -> {
         Object dflt = a.get("default", 0.0);
@@ -154,15 +141,18 @@ final class Filters {
         long precision = Py.toLong(a.get("precision", 0L));
         String method = Py.str(a.get("method", "common"));
         a.done();
+        if (method.equals("common")) {
+          // Python's round(): half to even on the exact binary value; an int stays an int
+          return Py.isInt(v) ? v : new java.math.BigDecimal(Py.toDouble(v))
+              .setScale((int) precision, java.math.RoundingMode.HALF_EVEN).doubleValue();
+        }
         double d = Py.toDouble(v);
         double f = Math.pow(10, (double) precision);
-        double r = switch (method) {
-          case "common" -> Math.signum(d) * Math.floor(Math.abs(d) * f + 0.5) / f;
+        return switch (method) {
           case "ceil" -> Math.ceil(d * f) / f;
           case "floor" -> Math.floor(d * f) / f;
           default -> throw TemplateException.fail("round: unknown method " + method);
         };
-        return r;
       }
       case "tojson" -> {
         // transformers' tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
@@ -179,6 +169,17 @@ final class Filters {
         boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
         a.done();
         return groupBy(in, v, attribute, dflt, caseSensitive);
+      }
+      case "center" -> {
+        long width = Py.toLong(a.get("width", 80L));
+        a.done();
+        return java.util.Objects.requireNonNull(Builtins.method(Py.str(v), "center")).call(List.of(width), Map.of());
+      }
+      case "slice" -> {
+        long slices = Py.toLong(a.get("slices", null));
+        Object fill = a.get("fill_with", null);
+        a.done();
+        return slice(v, slices, fill);
       }
       case "batch" -> {
         long size = Py.toLong(a.get("linecount", null));
@@ -298,7 +299,10 @@ final class Filters {
       case "attr" -> {
         Object attribute = a.get("name", null);
         a.done();
-        return in.getAttr(v, Py.str(attribute));
+        // an attribute only, never an item: attr('a') of {'a': 1} is undefined in Jinja2
+        return v instanceof java.util.Map<?, ?> && Builtins.method(v, Py.str(attribute)) == null
+            ? new Undefined("dict object has no attribute '" + Py.str(attribute) + "'")
+            : in.getAttr(v, Py.str(attribute));
       }
       case "indent" -> {
         Object width = a.get("width", 4L);
@@ -440,6 +444,31 @@ final class Filters {
     return out;
   }
 
+  /** Jinja2's {@code slice}: {@code n} columns, the first ones one longer; shorter ones padded with {@code fill}. */
+  private static List<@Nullable Object> slice(@Nullable Object v, long n, @Nullable Object fill) {
+    if (n <= 0) {
+      throw TemplateException.fail("slice: slices must be positive, got " + n);
+    }
+    List<@Nullable Object> items = Py.iterate(v);
+    int perSlice = (int) (items.size() / n);
+    int withExtra = (int) (items.size() % n);
+    List<@Nullable Object> out = new ArrayList<>();
+    int offset = 0;
+    for (int i = 0; i < n; i++) {
+      int start = offset + i * perSlice;
+      if (i < withExtra) {
+        offset++;
+      }
+      int end = offset + (i + 1) * perSlice;
+      List<@Nullable Object> column = new ArrayList<>(items.subList(start, end));
+      if (fill != null && i >= withExtra) {
+        column.add(fill);
+      }
+      out.add(column);
+    }
+    return out;
+  }
+
   /** Jinja2's {@code batch}: lists of {@code size} items, the last one padded with {@code fill} if given. */
   private static List<@Nullable Object> batch(@Nullable Object v, long size, @Nullable Object fill) {
     if (size <= 0) {
@@ -479,5 +508,33 @@ final class Filters {
     }
     int space = head.lastIndexOf(' ');
     return (space >= 0 ? head.substring(0, space) : head) + end;
+  }
+
+  /** Jinja2's {@code int} filter: Python's {@code int(s, base)} for strings, else {@code int(float(v))}, else the default. */
+  private static @Nullable Object toInt(@Nullable Object v, @Nullable Object dflt, int base) {
+    if (Py.isInt(v)) {
+      return Py.normalize(Py.toBig(v));
+    }
+    if (v instanceof Double d) {
+      return Double.isFinite(d) ? Py.normalize(new java.math.BigDecimal(d).toBigInteger()) : dflt;
+    }
+    String s = Py.str(v).strip().replace("_", "");
+    String digits = s.startsWith("-") || s.startsWith("+") ? s.substring(1) : s;
+    String prefix = digits.length() > 1 ? digits.substring(0, 2).toLowerCase(java.util.Locale.ROOT) : "";
+    if ((base == 16 && prefix.equals("0x")) || (base == 8 && prefix.equals("0o")) || (base == 2 && prefix.equals("0b"))) {
+      digits = digits.substring(2);
+    }
+    try {
+      java.math.BigInteger b = new java.math.BigInteger(digits, base);
+      return Py.normalize(s.startsWith("-") ? b.negate() : b);
+    } catch (NumberFormatException | ArithmeticException e) {
+      try {
+        double d = Double.parseDouble(s);
+        return Double.isFinite(d) && !s.matches("(?i).*[xp].*")
+            ? Py.normalize(new java.math.BigDecimal(d).toBigInteger()) : dflt;
+      } catch (NumberFormatException e2) {
+        return dflt;
+      }
+    }
   }
 }

@@ -41,8 +41,10 @@ final class Interpreter {
 
   /** The {@code loop} variable of a for loop. */
   private static final class Loop {
+    private static final Object NOTHING_YET = new Object();
     final List<@Nullable Object> items;
     int index0;
+    @Nullable Object lastChanged = NOTHING_YET;
 
     Loop(List<@Nullable Object> items) {
       this.items = items;
@@ -62,6 +64,14 @@ final class Interpreter {
         case "depth0" -> 0L;
         case "previtem" -> index0 > 0 ? items.get(index0 - 1) : new Undefined("no previous item");
         case "nextitem" -> index0 < n - 1 ? items.get(index0 + 1) : new Undefined("no next item");
+        case "changed" -> (Py.Callable) (args, kw) -> {
+          Object value = new Py.Tuple(args);
+          if (lastChanged != NOTHING_YET && Py.equal(lastChanged, value)) {
+            return false;
+          }
+          lastChanged = value;
+          return true;
+        };
         case "cycle" -> (Py.Callable) (args, kw) -> {
           if (args.isEmpty()) {
             throw TemplateException.fail("loop.cycle needs arguments");
@@ -133,6 +143,21 @@ final class Interpreter {
         collectArguments(c.call().args(), c.call().kwNames(), c.call().kwValues(), scope, args, kw);
         kw.put("caller", macro(c.caller(), scope));
         append(Py.str(callable.call(args, kw)));
+      }
+      case Ast.FilterBlock f -> {
+        Interpreter inner = new Interpreter();
+        inner.depth = depth;
+        inner.execute(f.body(), scope);
+        Scope withBody = new Scope(scope);
+        withBody.vars.put(Ast.FilterBlock.BODY, inner.out.toString());
+        append(Py.str(eval(f.filters(), withBody)));
+      }
+      case Ast.With w -> {
+        Scope inner = new Scope(scope);
+        for (int i = 0; i < w.names().size(); i++) {
+          inner.vars.put(w.names().get(i), eval(w.values().get(i), scope));
+        }
+        return execute(w.body(), inner);
       }
       case Ast.Break b -> {
         return Flow.BREAK;
@@ -297,8 +322,7 @@ final class Interpreter {
       }
       case Ast.Spread s -> throw TemplateException.fail("*" + (s.keywords() ? "*" : "") + " is allowed in calls only");
       case Ast.Test t -> {
-        Object target = t.name().equals("defined") || t.name().equals("undefined") ? evalLenient(t.target(), scope)
-            : eval(t.target(), scope);
+        Object target = eval(t.target(), scope); // x.a is defined reads x strictly, as Jinja2
         List<@Nullable Object> args = new ArrayList<>();
         for (Expr a : t.args()) {
           args.add(eval(a, scope));
@@ -376,19 +400,6 @@ final class Interpreter {
       left = right;
     }
     return true;
-  }
-
-  /** For {@code is defined}: an attribute of an undefined value is undefined rather than an error. */
-  private @Nullable Object evalLenient(Expr e, Scope scope) {
-    if (e instanceof Ast.Attr a) {
-      Object target = evalLenient(a.target(), scope);
-      return target instanceof Undefined ? target : getAttr(target, a.name());
-    }
-    if (e instanceof Ast.Item i) {
-      Object target = evalLenient(i.target(), scope);
-      return target instanceof Undefined ? target : getItem(target, eval(i.key(), scope));
-    }
-    return eval(e, scope);
   }
 
   private @Nullable Object opt(@Nullable Expr e, Scope scope) {
@@ -544,7 +555,8 @@ final class Interpreter {
       }
     }
     if (op.equals("%") && l instanceof String format) {
-      return PercentFormat.format(format, r instanceof Py.Tuple t ? t : java.util.Collections.singletonList(r));
+      return r instanceof Map<?, ?> m ? PercentFormat.format(format, m)
+          : PercentFormat.format(format, r instanceof Py.Tuple t ? t : java.util.Collections.singletonList(r));
     }
     if (op.equals("*")) {
       if (l instanceof String s && (r instanceof Long || r instanceof Boolean)) {

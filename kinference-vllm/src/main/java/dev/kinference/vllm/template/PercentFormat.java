@@ -13,7 +13,16 @@ final class PercentFormat {
 
   private PercentFormat() {}
 
+  /** {@code format % mapping}: every conversion names its key, {@code %(name)s}. */
+  static String format(String format, java.util.Map<?, ?> mapping) {
+    return format(format, List.of(), mapping);
+  }
+
   static String format(String format, List<@Nullable Object> values) {
+    return format(format, values, null);
+  }
+
+  private static String format(String format, List<@Nullable Object> values, java.util.@Nullable Map<?, ?> mapping) {
     StringBuilder out = new StringBuilder();
     int next = 0;
     int i = 0;
@@ -23,6 +32,15 @@ final class PercentFormat {
       if (c != '%') {
         out.append(c);
         continue;
+      }
+      String key = null;
+      if (mapping != null && i < n && format.charAt(i) == '(') {
+        int close = format.indexOf(')', i);
+        if (close < 0) {
+          throw TemplateException.fail("incomplete format key");
+        }
+        key = format.substring(i + 1, close);
+        i = close + 1;
       }
       int start = i;
       while (i < n && "-0+ #".indexOf(format.charAt(i)) >= 0) {
@@ -50,10 +68,21 @@ final class PercentFormat {
         out.append('%');
         continue;
       }
-      if (next >= values.size()) {
+      Object value;
+      if (mapping != null) {
+        if (key == null) {
+          throw TemplateException.fail("format requires a mapping key, %(name)s");
+        }
+        if (!mapping.containsKey(key)) {
+          throw TemplateException.fail("format: no key '" + key + "'");
+        }
+        value = mapping.get(key);
+      } else if (next < values.size()) {
+        value = values.get(next++);
+      } else {
         throw TemplateException.fail("not enough arguments for format string");
       }
-      String text = convert(conversion, values.get(next++), flags, precision);
+      String text = convert(conversion, value, flags, precision);
       out.append(pad(text, width, flags, conversion));
     }
     if (next < values.size()) {
@@ -73,8 +102,13 @@ final class PercentFormat {
         String digits = Py.toBig(v).toString(conversion == 'o' ? 8 : 16);
         yield signed(conversion == 'X' ? digits.toUpperCase(Locale.ROOT) : digits, sign);
       }
-      case 'f', 'F' -> signed(String.format(Locale.ROOT, "%." + (precision < 0 ? 6 : precision) + "f",
-          Py.toDouble(v)), sign);
+      case 'f', 'F' -> {
+        double d = Py.toDouble(v);
+        String fixed = Double.isFinite(d) ? new java.math.BigDecimal(d) // half to even on the exact value, as C
+            .setScale(precision < 0 ? 6 : precision, java.math.RoundingMode.HALF_EVEN).toPlainString()
+            : Double.isNaN(d) ? "nan" : d > 0 ? "inf" : "-inf";
+        yield signed(d < 0 && !fixed.startsWith("-") ? "-" + fixed : fixed, sign);
+      }
       case 'e', 'E' -> {
         String e = String.format(Locale.ROOT, "%." + (precision < 0 ? 6 : precision) + "e", Py.toDouble(v));
         yield signed(conversion == 'E' ? e.toUpperCase(Locale.ROOT) : e, sign);

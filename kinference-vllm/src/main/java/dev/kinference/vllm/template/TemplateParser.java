@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 /** Parses segments into {@link Ast} nodes, following Jinja2's grammar and operator precedence. */
 final class TemplateParser {
 
-  private static final Set<String> UNSUPPORTED = Set.of("include", "import", "from", "extends", "block", "filter",
-      "with", "autoescape", "do");
+  private static final Set<String> UNSUPPORTED = Set.of("include", "import", "from", "extends", "block",
+      "autoescape", "do");
 
   private final List<Segments.Segment> segments;
   private int index;
@@ -82,6 +82,31 @@ final class TemplateParser {
       case "set" -> parseSet();
       case "macro" -> parseMacro();
       case "call" -> parseCallBlock();
+      case "filter" -> {
+        Expr filters = parseFilter(new Ast.Name(Ast.FilterBlock.BODY));
+        while (accept("|")) {
+          filters = parseFilter(filters);
+        }
+        expectEnd();
+        List<Node> body = parseBody(Set.of("endfilter"));
+        closeBlock("endfilter");
+        yield new Ast.FilterBlock(filters, body);
+      }
+      case "with" -> {
+        List<String> names = new ArrayList<>();
+        List<Expr> values = new ArrayList<>();
+        while (peek().type() != ExprLexer.Type.EOF) {
+          if (!names.isEmpty()) {
+            expect(",");
+          }
+          names.add(expectName());
+          expect("=");
+          values.add(parseExpression());
+        }
+        List<Node> body = parseBody(Set.of("endwith"));
+        closeBlock("endwith");
+        yield new Ast.With(names, values, body);
+      }
       case "break" -> {
         expectEnd();
         yield new Ast.Break();
@@ -553,21 +578,26 @@ final class TemplateParser {
     }
   }
 
+  /** A filter's name and arguments, applied to {@code target}. */
+  private Ast.Filter parseFilter(Expr target) {
+    String name = expectName();
+    while (accept(".")) {
+      name = name + "." + expectName();
+    }
+    List<Expr> args = new ArrayList<>();
+    List<String> kwNames = new ArrayList<>();
+    List<Expr> kwValues = new ArrayList<>();
+    if (accept("(")) {
+      parseArgs(args, kwNames, kwValues);
+    }
+    Filters.require(name, line);
+    return new Ast.Filter(target, name, args, kwNames, kwValues);
+  }
+
   private Expr parseFilterExpr(Expr e) {
     while (true) {
       if (accept("|")) {
-        String name = expectName();
-        while (accept(".")) {
-          name = name + "." + expectName();
-        }
-        List<Expr> args = new ArrayList<>();
-        List<String> kwNames = new ArrayList<>();
-        List<Expr> kwValues = new ArrayList<>();
-        if (accept("(")) {
-          parseArgs(args, kwNames, kwValues);
-        }
-        Filters.require(name, line);
-        e = new Ast.Filter(e, name, args, kwNames, kwValues);
+        e = parseFilter(e);
       } else if (acceptKeyword("is")) {
         boolean negated = acceptKeyword("not");
         String name = expectName();

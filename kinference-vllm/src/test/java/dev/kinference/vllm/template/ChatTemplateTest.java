@@ -115,6 +115,6 @@ class ChatTemplateTest {
     assertThatThrownBy(() -> render("{{ 'a' + 1 }}")).hasMessageContaining("unsupported operand types");
     assertThatThrownBy(() -> render("{{ raise_exception('no system role') }}"))
         .hasMessage("the chat template raised: no system role");
-    assertThatThrownBy(() -> render("{{ 'x'.format(1) }}")).hasMessageContaining("not callable");
+    assertThatThrownBy(() -> render("{{ 'x'.encode() }}")).hasMessageContaining("not callable");
   }
 }
