@@ -59,7 +59,7 @@ final class Builtins {
       case "gt", "greaterthan", ">" -> Py.compare(v, arg(args, 0, name)) > 0;
       case "ge", ">=" -> Py.compare(v, arg(args, 0, name)) >= 0;
       case "sameas" -> sameAs(v, arg(args, 0, name));
-      case "in" -> Interpreter.contains(arg(args, 0, name), v);
+      case "in" -> Operators.contains(arg(args, 0, name), v);
       default -> throw TemplateException.fail("no test named '" + name + "'");
     };
   }

@@ -276,7 +276,7 @@ final class Filters {
         a.done();
         Object total = start;
         for (Object item : Py.iterate(v)) {
-          total = Interpreter.arithmetic("+", total, attribute == null ? item : in.getItemOrAttr(item, attribute));
+          total = Operators.arithmetic("+", total, attribute == null ? item : in.getItemOrAttr(item, attribute));
         }
         return total;
       }
@@ -510,7 +510,7 @@ final class Filters {
     return (space >= 0 ? head.substring(0, space) : head) + end;
   }
 
-  /** Jinja2's {@code int} filter: Python's {@code int(s, base)} for strings, else {@code int(float(v))}, else the default. */
+  /** Jinja2's {@code int} filter: Python's {@code int(s, base)}, else {@code int(float(v))}, else the default. */
   private static @Nullable Object toInt(@Nullable Object v, @Nullable Object dflt, int base) {
     if (Py.isInt(v)) {
       return Py.normalize(Py.toBig(v));
@@ -521,7 +521,8 @@ final class Filters {
     String s = Py.str(v).strip().replace("_", "");
     String digits = s.startsWith("-") || s.startsWith("+") ? s.substring(1) : s;
     String prefix = digits.length() > 1 ? digits.substring(0, 2).toLowerCase(java.util.Locale.ROOT) : "";
-    if ((base == 16 && prefix.equals("0x")) || (base == 8 && prefix.equals("0o")) || (base == 2 && prefix.equals("0b"))) {
+    if ((base == 16 && prefix.equals("0x")) || (base == 8 && prefix.equals("0o"))
+        || (base == 2 && prefix.equals("0b"))) {
       digits = digits.substring(2);
     }
     try {
