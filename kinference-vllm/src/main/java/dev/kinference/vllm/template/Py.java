@@ -331,6 +331,9 @@ final class Py {
       return a instanceof Undefined && b instanceof Undefined;
     }
     if (isNumber(a) && isNumber(b)) {
+      if (a instanceof Long x && b instanceof Long y) {
+        return x.longValue() == y.longValue();
+      }
       if (isInt(a) && isInt(b)) {
         return toBig(a).equals(toBig(b));
       }
@@ -364,6 +367,9 @@ final class Py {
   /** Python ordering for {@code <} and friends, and for sorting. */
   static int compare(@Nullable Object a, @Nullable Object b) {
     if (isNumber(a) && isNumber(b)) {
+      if (a instanceof Long x && b instanceof Long y) {
+        return Long.compare(x, y);
+      }
       if (isInt(a) && isInt(b)) {
         return toBig(a).compareTo(toBig(b));
       }
