@@ -37,34 +37,42 @@ public final class LongConversationTrace {
    * @param outputTokens mean answer
    * @param thinkSeconds mean time between a turn and the next
    * @param sharedDocuments shared opening documents (0 for none)
+   * @param documentTokens mean length of a shared document (each between half and one and a half times it)
    * @param sharedShare share of conversations that open with a shared document
    * @param maxInputTokens longest prompt (a server's context)
    */
   public record Shape(int requests, double durationSeconds, int minTurns, int maxTurns, int firstPromptTokens,
-      int messageTokens, int outputTokens, double thinkSeconds, int sharedDocuments, double sharedShare,
-      int maxInputTokens) {
+      int messageTokens, int outputTokens, double thinkSeconds, int sharedDocuments, int documentTokens,
+      double sharedShare, int maxInputTokens) {
 
     public Shape {
       if (requests < 1 || durationSeconds <= 0 || minTurns < 1 || maxTurns < minTurns || firstPromptTokens < 1
-          || messageTokens < 1 || outputTokens < 1 || thinkSeconds < 0 || sharedDocuments < 0 || sharedShare < 0
+          || messageTokens < 1 || outputTokens < 1 || thinkSeconds < 0 || sharedDocuments < 0 || documentTokens < 1
+          || sharedShare < 0
           || sharedShare > 1 || maxInputTokens < 1) {
         throw new IllegalArgumentException(String.format(Locale.ROOT, "invalid conversation trace shape: requests %d, "
-            + "duration %s s, turns %d-%d, first prompt %d, message %d, output %d, think %s s, documents %d, share %s, "
-            + "max input %d", requests, durationSeconds, minTurns, maxTurns, firstPromptTokens, messageTokens,
-            outputTokens, thinkSeconds, sharedDocuments, sharedShare, maxInputTokens));
+            + "duration %s s, turns %d-%d, first prompt %d, message %d, output %d, think %s s, documents %d of %d, "
+            + "share %s, max input %d", requests, durationSeconds, minTurns, maxTurns, firstPromptTokens,
+            messageTokens, outputTokens, thinkSeconds, sharedDocuments, documentTokens, sharedShare, maxInputTokens));
       }
     }
 
     /** The public conversation trace's shape: 12,031 requests in an hour, ~12K in, ~343 out. */
     public static Shape mooncakeConversations() {
-      return new Shape(12_031, 3600, 2, 10, 9_000, 800, 343, 90, 8, 0.25, 32_000);
+      return new Shape(12_031, 3600, 2, 10, 9_000, 800, 343, 90, 8, 2_500, 0.25, 32_000);
     }
 
     /** The same shape with {@code fraction} of the requests over {@code fraction} of the time (the same rate). */
     public Shape scaled(double requestsFraction, double timeFraction) {
       return new Shape(Math.max(1, (int) Math.round(requests * requestsFraction)), durationSeconds * timeFraction,
           minTurns, maxTurns, firstPromptTokens, messageTokens, outputTokens, thinkSeconds, sharedDocuments,
-          sharedShare, maxInputTokens);
+          documentTokens, sharedShare, maxInputTokens);
+    }
+
+    /** The same shape with {@code documents} shared documents of {@code tokens} opening {@code share} of them. */
+    public Shape withSharedDocuments(int documents, int tokens, double share) {
+      return new Shape(requests, durationSeconds, minTurns, maxTurns, firstPromptTokens, messageTokens,
+          outputTokens, thinkSeconds, documents, tokens, share, maxInputTokens);
     }
   }
 
@@ -77,7 +85,8 @@ public final class LongConversationTrace {
     long nextId = 0;
     long[][] documents = new long[shape.sharedDocuments()][];
     for (int d = 0; d < documents.length; d++) {
-      documents[d] = new long[2 + r.nextInt(7)];
+      int tokens = (int) (shape.documentTokens() * (0.5 + r.nextDouble()));
+      documents[d] = new long[Math.max(1, tokens / block)];
       for (int i = 0; i < documents[d].length; i++) {
         documents[d][i] = nextId++;
       }
@@ -99,11 +108,16 @@ public final class LongConversationTrace {
       int input = 0;
       int previousOutput = 0;
       double t = start;
-      boolean shared = documents.length > 0 && r.nextDouble() < shape.sharedShare();
+      long[] document = documents.length > 0 && r.nextDouble() < shape.sharedShare()
+          ? documents[r.nextInt(documents.length)] : null;
       for (int turn = 0; turn < turns; turn++) {
         int previousInput = input;
         if (turn == 0) {
           input = clamp((int) exponentialAround(r, shape.firstPromptTokens()), 256, shape.maxInputTokens());
+          if (document != null) {
+            input = Math.min(shape.maxInputTokens(), Math.max(input, document.length * block + clamp(
+                (int) exponential(r, shape.messageTokens()), 16, 8_000)));
+          }
         } else {
           input = Math.min(shape.maxInputTokens(),
               input + previousOutput + clamp((int) exponential(r, shape.messageTokens()), 16, 8_000));
@@ -111,10 +125,9 @@ public final class LongConversationTrace {
         int blocks = (input + block - 1) / block;
         int kept = turn == 0 ? 0 : Math.min(previousInput / block, blocks);
         long[] next = Arrays.copyOf(ids, blocks);
-        if (turn == 0 && shared) {
-          long[] doc = documents[r.nextInt(documents.length)];
-          kept = Math.min(doc.length, blocks);
-          System.arraycopy(doc, 0, next, 0, kept);
+        if (turn == 0 && document != null) {
+          kept = Math.min(document.length, blocks);
+          System.arraycopy(document, 0, next, 0, kept);
         }
         for (int b = kept; b < blocks; b++) {
           next[b] = nextId++;
@@ -132,10 +145,13 @@ public final class LongConversationTrace {
     return out;
   }
 
-  /** {@code java ... LongConversationTrace OUT [REQUESTS [SECONDS [SEED]]]}: writes a trace of the public shape. */
+  /**
+   * {@code java ... LongConversationTrace OUT [REQUESTS [SECONDS [SEED [DOCUMENTS DOCUMENT_TOKENS SHARE]]]]}: writes a
+   * trace of the public shape, optionally with other shared documents.
+   */
   public static void main(String[] args) throws IOException {
     if (args.length < 1) {
-      System.err.println("usage: LongConversationTrace OUT.jsonl [REQUESTS [SECONDS [SEED]]]");
+      System.err.println("usage: LongConversationTrace OUT.jsonl [REQUESTS [SECONDS [SEED [DOCUMENTS TOKENS SHARE]]]]");
       System.exit(2);
     }
     Shape full = Shape.mooncakeConversations();
@@ -143,6 +159,10 @@ public final class LongConversationTrace {
     double seconds = args.length > 2 ? Double.parseDouble(args[2]) : full.durationSeconds();
     long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
     Shape shape = full.scaled((double) requests / full.requests(), seconds / full.durationSeconds());
+    if (args.length > 6) {
+      shape = shape.withSharedDocuments(Integer.parseInt(args[4]), Integer.parseInt(args[5]),
+          Double.parseDouble(args[6]));
+    }
     List<MooncakeTrace.Entry> entries = synthesize(shape, seed);
     try (Writer w = Files.newBufferedWriter(Path.of(args[0]), StandardCharsets.UTF_8)) {
       MooncakeTrace.write(entries, w);

@@ -47,7 +47,7 @@ class LongConversationTraceTest {
 
   @Test
   void anImpossibleShapeIsRefusedWithItsValues() {
-    assertThatThrownBy(() -> new LongConversationTrace.Shape(10, 60, 5, 2, 1000, 100, 100, 1, 0, 0, 32_000))
+    assertThatThrownBy(() -> new LongConversationTrace.Shape(10, 60, 5, 2, 1000, 100, 100, 1, 0, 1, 0, 32_000))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("turns 5-2");
   }
 }
