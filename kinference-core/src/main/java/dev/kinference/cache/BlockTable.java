@@ -24,7 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Thread-safety: each segment has a version (a sequence lock): a writer makes it odd while it changes the
  * segment and even again after, writers of one segment exclude each other, and {@link #walk} reads without
- * locking and re-reads when the version moved, so readers never see a torn entry and never block writers.
+ * locking and re-reads when the version moved, so readers never see a torn entry and never block writers. A
+ * segment's out-of-line holder sets ({@link HolderSets}) are written under its lock and read under the same version
+ * check; a torn read of them is bounded and discarded like a torn entry.
  */
 final class BlockTable {
 
