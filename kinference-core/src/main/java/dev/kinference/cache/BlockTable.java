@@ -12,10 +12,11 @@ import java.util.concurrent.locks.LockSupport;
  * <p>64 segments, chosen by the key's top six bits; each an open-addressing table with linear probing over a single
  * {@code long[]} of entries, each entry a key followed by its holder word (a set of endpoint slots, see
  * {@link HolderSets}: inline while few endpoints hold the key, out of line only when many do), so a probe touches one
- * cache line and an entry costs 16 bytes whatever the fleet's size. Key 0 marks an empty entry ({@link dev.kinference.prompt.BlockKeys} never produces it). A key's
- * home entry is its low 32 bits scaled to the capacity, so capacities need not be powers of two: a segment grows by
- * half when three quarters full and shrinks when less than a quarter full, keeping its arrays between 1.33 and
- * about 4 entries' worth per key (between 1.33 and 2 while it grows).
+ * cache line and an entry costs 16 bytes whatever the fleet's size. Key 0 marks an empty entry
+ * ({@link dev.kinference.prompt.BlockKeys} never produces it). A key's home entry is its low 32 bits scaled to the
+ * capacity, so capacities need not be powers of two: a segment grows by half when three quarters full and shrinks
+ * when less than a quarter full, keeping its arrays between 1.33 and about 4 entries' worth per key (between 1.33
+ * and 2 while it grows).
  *
  * <p>A {@link #walk} looks up a prompt's keys in growing chunks (8, 16, 32, then 64 keys): it first loads every
  * chunk key's home entry, plain independent loads whose cache misses overlap, then resolves the keys in order from

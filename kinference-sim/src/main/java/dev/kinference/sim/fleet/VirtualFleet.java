@@ -34,10 +34,11 @@ import java.util.SplittableRandom;
  *   <li>first tokens and completions as the client receives them.</li>
  * </ul>
  * Ties in time are broken by scheduling order, and every random choice comes from the seed, so a run is
- * reproducible bit for bit. Each step costs the same whatever the fleet's size: the servers wait in a heap ordered by
- * their next step's end ({@code NextEventHeap}), and a server is re-keyed only when something touched it. Requests sent during {@link Window#measure} (after {@link Window#warmup}) are measured;
+ * reproducible bit for bit. Requests sent during {@link Window#measure} (after {@link Window#warmup}) are measured;
  * after the window no new request is sent, and the run ends when the last one finishes or
  * {@link Window#drainLimit} after the window, whichever comes first (requests still running count as unfinished).
+ * Each event costs the same whatever the fleet's size: the servers wait in a heap ordered by their next step's end
+ * ({@code NextEventHeap}), and a server is re-keyed only when something touched it.
  *
  * <p>Immutable and thread-safe; each {@link #run} builds fresh servers with empty caches and runs on the calling
  * thread.
