@@ -87,6 +87,8 @@ public final class SimEngine {
   private long steps;
   private long busyNanos;
   private final EnumMap<FinishReason, Long> finished = new EnumMap<>(FinishReason.class);
+  /** An immutable copy of {@link #finished} for {@link #metrics}, kept until a request finishes (scrapes are many). */
+  private @Nullable Map<FinishReason, Long> finishedCopy;
   private LatencyHistogram.Accumulator ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
   private LatencyHistogram.Accumulator itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
   private LatencyHistogram.Accumulator e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
@@ -258,6 +260,7 @@ public final class SimEngine {
     steps = 0;
     busyNanos = 0;
     finished.clear();
+    finishedCopy = null;
     ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
     itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
     e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
@@ -280,8 +283,13 @@ public final class SimEngine {
 
   /** The current metrics. */
   public EngineMetrics metrics() {
+    Map<FinishReason, Long> finishedNow = finishedCopy;
+    if (finishedNow == null) {
+      finishedNow = Map.copyOf(finished);
+      finishedCopy = finishedNow;
+    }
     return new EngineMetrics(now, waiting.size(), running.size(), pool.usage(), blockSize, config.numGpuBlocks(),
-        prefixQueries, prefixHits, promptTokens, generationTokens, preemptions, new EnumMap<>(finished),
+        prefixQueries, prefixHits, promptTokens, generationTokens, preemptions, finishedNow,
         ttft.snapshot(), itl.snapshot(), e2e.snapshot(), pool.freeCount(), pool.cachedBlockCount(), steps,
         busyNanos);
   }
@@ -614,6 +622,7 @@ public final class SimEngine {
     s.running = false;
     active.remove(s.id());
     finished.merge(reason, 1L, Long::sum);
+    finishedCopy = null;
     e2e.record((now - s.arrivalNanos) * 1e-9);
     boolean wasInCallback = inCallback;
     inCallback = true;
