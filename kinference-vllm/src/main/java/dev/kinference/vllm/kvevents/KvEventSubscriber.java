@@ -96,7 +96,8 @@ public final class KvEventSubscriber implements AutoCloseable {
    * @param batches batches applied (live and replayed)
    * @param events events applied
    * @param blocks blocks named by applied events (stored plus removed)
-   * @param skippedEvents events decoded but not applied (unknown types, other KV-cache groups)
+   * @param skippedEvents events decoded but not applied to the index: unknown types, KV-cache groups other than the
+   *     indexed one (tracked apart, see {@link HybridCacheIndex}), tiers other than the GPU
    * @param gaps gaps in the sequence
    * @param repairedGaps gaps filled completely through the replay socket
    * @param replayedBatches batches applied from the replay socket
@@ -125,6 +126,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final @Nullable ZContext sharedContext;
 
   private final KvEventDecoder decoder = new KvEventDecoder();
+  private final KvCacheGroups groups;
   // Driven by the subscriber thread only.
   private final KvEventSequencer sequencer;
   private volatile boolean running;
@@ -159,6 +161,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     this.reconnectMax = b.reconnectMax;
     this.listener = b.listener;
     this.sharedContext = b.context;
+    this.groups = new KvCacheGroups(endpoint.endpoint().model());
     this.sequencer = new KvEventSequencer(topic, replayAddress == null ? null : this::fetchReplay,
         reconnectMax.toNanos() * 2 + 1_000_000_000L);
   }
@@ -189,6 +192,9 @@ public final class KvEventSubscriber implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     running = true;
+    if (index instanceof HybridCacheIndex hybrid) {
+      hybrid.register(endpoint, groups);
+    }
     Thread t = new Thread(this::run, "kv-events-" + endpoint.id());
     t.setDaemon(true);
     thread = t;
@@ -233,6 +239,19 @@ public final class KvEventSubscriber implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * Blocks this endpoint's server holds in tiers other than the GPU (CPU offload), counted apart: they are never
+   * indexed as GPU hits.
+   */
+  public long otherTierBlocks() {
+    return groups.otherTierBlocks();
+  }
+
+  /** The KV-cache group whose events feed the index (the first full-attention group), or -1 before any event. */
+  public int indexedGroup() {
+    return groups.indexedGroup();
   }
 
   public Stats stats() {
@@ -303,6 +322,9 @@ public final class KvEventSubscriber implements AutoCloseable {
         }
       }
     } finally {
+      if (index instanceof HybridCacheIndex hybrid) {
+        hybrid.unregister(endpoint, groups);
+      }
       synchronized (this) {
         ZContext own = ownContext;
         if (own != null) {
@@ -476,11 +498,15 @@ public final class KvEventSubscriber implements AutoCloseable {
             batch.dataParallelRank(), endpoint.id(), dataParallelRank);
       }
     }
-    for (KvEvent e : batch.events()) {
-      index.onEvent(endpoint, e);
-    }
+    int keptApart = groups.apply(batch, index, endpoint, () -> {
+      LOG.info("KV events of {} name a full-attention group: indexing it instead of the group before",
+          endpoint.id());
+      resyncs.incrementAndGet();
+      index.onEvent(endpoint, new KvEvent.AllBlocksCleared());
+    });
     batches.incrementAndGet();
-    events.addAndGet(batch.events().size());
+    events.addAndGet(batch.events().size() - keptApart);
+    skipped.addAndGet(keptApart);
     blocks.addAndGet(batch.blockCount());
     skipped.addAndGet(batch.skippedEvents());
     if (fromReplay) {
@@ -492,6 +518,7 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   private void resync() {
     resyncs.incrementAndGet();
+    groups.clear();
     index.onEvent(endpoint, new KvEvent.AllBlocksCleared());
   }
 

@@ -7,6 +7,7 @@ import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
+import dev.kinference.testkit.vllm.KvEventEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.kinference.vllm.kvevents;
+package dev.kinference.testkit.vllm;
 
 import dev.kinference.cache.KvEvent;
 import java.io.ByteArrayOutputStream;
@@ -35,8 +35,31 @@ public final class KvEventEncoder {
     return new KvEventEncoder(layout);
   }
 
+  /**
+   * The KV-cache group of an event, as vLLM tags events of hybrid models ({@code group_idx},
+   * {@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}; the last two on {@code BlockStored} only).
+   *
+   * @param index the group index
+   * @param kind vLLM's {@code KVCacheSpecKind} value ({@code full_attention}, {@code sliding_window},
+   *     {@code mamba}, ...), or null to leave it out
+   * @param slidingWindow the window in tokens, or 0 to leave it out
+   */
+  public record Group(int index, @Nullable String kind, int slidingWindow) {}
+
   /** Encodes one batch; a negative {@code dataParallelRank} is written as nil (map: omitted). */
   public byte[] encode(double timestamp, List<? extends KvEvent> events, int dataParallelRank) {
+    return encode(timestamp, events, null, dataParallelRank);
+  }
+
+  /**
+   * Encodes one batch whose events carry their KV-cache group ({@code groups}: one per event, same order), as vLLM
+   * does for hybrid models; null writes no group fields, as older vLLM does.
+   */
+  public byte[] encode(double timestamp, List<? extends KvEvent> events, @Nullable List<Group> groups,
+      int dataParallelRank) {
+    if (groups != null && groups.size() != events.size()) {
+      throw new IllegalArgumentException(groups.size() + " groups for " + events.size() + " events");
+    }
     Out out = new Out();
     if (layout == Layout.MAP) {
       out.mapHeader(dataParallelRank >= 0 ? 3 : 2);
@@ -48,8 +71,8 @@ public final class KvEventEncoder {
       out.float64(timestamp);
     }
     out.arrayHeader(events.size());
-    for (KvEvent e : events) {
-      writeEvent(out, e);
+    for (int i = 0; i < events.size(); i++) {
+      writeEvent(out, events.get(i), groups == null ? null : groups.get(i));
     }
     if (layout == Layout.MAP) {
       if (dataParallelRank >= 0) {
@@ -64,12 +87,12 @@ public final class KvEventEncoder {
     return out.toByteArray();
   }
 
-  private void writeEvent(Out out, KvEvent e) {
+  private void writeEvent(Out out, KvEvent e, @Nullable Group group) {
     switch (e) {
       case KvEvent.BlockStored s -> {
         boolean salt = s.cacheSalt() != null || s.loraName() != null;
         if (layout == Layout.MAP) {
-          out.mapHeader(8 + (salt ? 1 : 0));
+          out.mapHeader(8 + (salt ? 1 : 0) + groupFields(group));
           out.str("type");
           out.str("BlockStored");
           out.str("block_hashes");
@@ -90,8 +113,20 @@ public final class KvEventEncoder {
             out.str("extra_keys");
             extraKeys(out, s);
           }
+          if (group != null) {
+            out.str("group_idx");
+            out.integer(group.index());
+            if (group.kind() != null) {
+              out.str("kv_cache_spec_kind");
+              out.str(group.kind());
+            }
+            if (group.slidingWindow() > 0) {
+              out.str("kv_cache_spec_sliding_window");
+              out.integer(group.slidingWindow());
+            }
+          }
         } else {
-          out.arrayHeader(salt ? 9 : 8);
+          out.arrayHeader(group != null ? 12 : salt ? 9 : 8);
           out.str("BlockStored");
           hashes(out, s.blockHashes());
           nullableHash(out, s.parentBlockHash());
@@ -102,23 +137,41 @@ public final class KvEventEncoder {
           nullableStr(out, s.loraName());
           if (salt) {
             extraKeys(out, s);
+          } else if (group != null) {
+            out.nil();
+          }
+          if (group != null) {
+            out.integer(group.index());
+            nullableStr(out, group.kind());
+            if (group.slidingWindow() > 0) {
+              out.integer(group.slidingWindow());
+            } else {
+              out.nil();
+            }
           }
         }
       }
       case KvEvent.BlockRemoved r -> {
         if (layout == Layout.MAP) {
-          out.mapHeader(3);
+          out.mapHeader(group != null ? 4 : 3);
           out.str("type");
           out.str("BlockRemoved");
           out.str("block_hashes");
           hashes(out, r.blockHashes());
           out.str("medium");
           out.str(r.medium().name());
+          if (group != null) {
+            out.str("group_idx");
+            out.integer(group.index());
+          }
         } else {
-          out.arrayHeader(3);
+          out.arrayHeader(group != null ? 4 : 3);
           out.str("BlockRemoved");
           hashes(out, r.blockHashes());
           out.str(r.medium().name());
+          if (group != null) {
+            out.integer(group.index());
+          }
         }
       }
       case KvEvent.AllBlocksCleared c -> {
@@ -131,6 +184,13 @@ public final class KvEventEncoder {
         out.str("AllBlocksCleared");
       }
     }
+  }
+
+  private static int groupFields(@Nullable Group group) {
+    if (group == null) {
+      return 0;
+    }
+    return 1 + (group.kind() != null ? 1 : 0) + (group.slidingWindow() > 0 ? 1 : 0);
   }
 
   /** vLLM's per-block extra keys: (lora name?, salt?) for the first block, (lora name) or nil for the others. */
