@@ -7,9 +7,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Encodes KV-event batches as vLLM publishes them, for test publishers, tools and benchmarks. Two layouts:
- * {@link Layout#MAP} is current vLLM's (batch and events as msgpack maps, tagged with {@code "type"}, fields with
- * default values omitted); {@link Layout#ARRAY} is older vLLM's ({@code array_like} structs, tag first). Block
+ * Encodes KV-event batches as vLLM publishes them, for test publishers, tools and benchmarks, in each
+ * {@link Layout} vLLM has used: {@link Layout#MAP} (vLLM 0.26: array batch, map events), {@link Layout#MAP_ENVELOPE}
+ * (map batch too) and {@link Layout#ARRAY} (older vLLM: arrays throughout). Block
  * hashes are written as msgpack integers of the smallest size, unsigned ({@code 0xcf}) for values at or above 2^63
  * read as unsigned.
  *
@@ -19,9 +19,18 @@ public final class KvEventEncoder {
 
   /** The msgpack layout of batches and events. */
   public enum Layout {
-    /** vLLM's current encoding: maps. */
+    /**
+     * vLLM 0.26's encoding (vllm-project/vllm#42892): the batch a positional array {@code [ts, events,
+     * data_parallel_rank]}, each event a map tagged with {@code "type"}, fields at their default left out (a payload
+     * captured from vLLM v0.26.0 is in volcano-sh/kthena#1535).
+     */
     MAP,
-    /** Older vLLM's {@code array_like} encoding. */
+    /**
+     * The batch as a map too ({@code {"ts", "events", "data_parallel_rank"}}), as vLLM's source writes it where
+     * {@code EventBatch} is declared without {@code array_like} (kv_events.py at commit 0181ea3).
+     */
+    MAP_ENVELOPE,
+    /** Older vLLM's {@code array_like} encoding: batch and events positional arrays, the event's tag first. */
     ARRAY
   }
 
@@ -61,7 +70,7 @@ public final class KvEventEncoder {
       throw new IllegalArgumentException(groups.size() + " groups for " + events.size() + " events");
     }
     Out out = new Out();
-    if (layout == Layout.MAP) {
+    if (layout == Layout.MAP_ENVELOPE) {
       out.mapHeader(dataParallelRank >= 0 ? 3 : 2);
       out.str("ts");
       out.float64(timestamp);
@@ -74,7 +83,7 @@ public final class KvEventEncoder {
     for (int i = 0; i < events.size(); i++) {
       writeEvent(out, events.get(i), groups == null ? null : groups.get(i));
     }
-    if (layout == Layout.MAP) {
+    if (layout == Layout.MAP_ENVELOPE) {
       if (dataParallelRank >= 0) {
         out.str("data_parallel_rank");
         out.integer(dataParallelRank);
@@ -91,7 +100,7 @@ public final class KvEventEncoder {
     switch (e) {
       case KvEvent.BlockStored s -> {
         boolean salt = s.cacheSalt() != null || s.loraName() != null;
-        if (layout == Layout.MAP) {
+        if (layout != Layout.ARRAY) {
           out.mapHeader(8 + (salt ? 1 : 0) + groupFields(group));
           out.str("type");
           out.str("BlockStored");
@@ -152,7 +161,7 @@ public final class KvEventEncoder {
         }
       }
       case KvEvent.BlockRemoved r -> {
-        if (layout == Layout.MAP) {
+        if (layout != Layout.ARRAY) {
           out.mapHeader(group != null ? 4 : 3);
           out.str("type");
           out.str("BlockRemoved");
@@ -175,7 +184,7 @@ public final class KvEventEncoder {
         }
       }
       case KvEvent.AllBlocksCleared c -> {
-        if (layout == Layout.MAP) {
+        if (layout != Layout.ARRAY) {
           out.mapHeader(1);
           out.str("type");
         } else {

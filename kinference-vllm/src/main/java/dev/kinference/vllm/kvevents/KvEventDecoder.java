@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * every encoding vLLM has published:
  *
  * <ul>
- *   <li>the batch as an array {@code [ts, events, data_parallel_rank?]} or as a map with those keys;</li>
+ *   <li>the batch as an array {@code [ts, events, data_parallel_rank?]} (what vLLM releases send, 0.26 included) or
+ *       as a map with those keys (vLLM's source where {@code EventBatch} is not {@code array_like});</li>
  *   <li>each event as a tagged map {@code {"type": "BlockStored", "block_hashes": ..., ...}} (keys in any order,
  *       fields with default values omitted) or as a tagged array {@code ["BlockStored", block_hashes,
  *       parent_block_hash, token_ids, block_size, lora_id, medium, lora_name, extra_keys, group_idx, ...]} whose
