@@ -1,7 +1,7 @@
 package dev.kinference.sim.bench;
 
 import dev.kinference.prompt.PrefixKeys;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.RequestOutcome;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
@@ -64,7 +64,7 @@ final class DynamoKvRouter implements FleetRouter {
   }
 
   @Override
-  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+  public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
     Objects.requireNonNull(index).apply(server, batch);
   }
 

@@ -2,7 +2,7 @@ package dev.kinference.sim.bench;
 
 import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
 import dev.kinference.sim.workload.ClientRequest;
@@ -75,7 +75,7 @@ final class LlmdRouter implements FleetRouter {
   }
 
   @Override
-  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+  public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
     if (precise) {
       Objects.requireNonNull(events).apply(server, batch);
     }

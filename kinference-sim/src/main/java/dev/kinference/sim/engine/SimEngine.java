@@ -45,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Observable state</h2>
  * {@link #metrics()} is what {@code /metrics} shows; {@link Builder#kvEventListener} receives one
- * {@link KvEventBatch} per step that changed the cache, with the engine's own block hashes;
+ * {@link EngineStepEvents} per step that changed the cache, with the engine's own block hashes;
  * {@link RequestListener}s receive tokens and usage.
  *
  * <p>Not thread-safe: one thread at a time (a virtual-time loop, or a real-time server holding a lock). Listeners run
@@ -57,7 +57,7 @@ public final class SimEngine {
   private final EngineConfig config;
   private final StepCostModel cost;
   private final EngineHasher hasher;
-  private final @Nullable Consumer<KvEventBatch> kvEventListener;
+  private final @Nullable Consumer<EngineStepEvents> kvEventListener;
   private final @Nullable Consumer<StepRecord> stepObserver;
   private final int blockSize;
 
@@ -639,7 +639,7 @@ public final class SimEngine {
       return;
     }
     if (kvEventListener != null) {
-      KvEventBatch batch = new KvEventBatch(eventSequence++, timestamp, pendingEvents);
+      EngineStepEvents batch = new EngineStepEvents(eventSequence++, timestamp, pendingEvents);
       pendingEvents.clear();
       kvEventListener.accept(batch);
     } else {
@@ -677,7 +677,7 @@ public final class SimEngine {
     private boolean enablePrefixCaching = true;
     private long hashSeed = 0x6B696E666572656EL;
     private long startNanos;
-    private @Nullable Consumer<KvEventBatch> kvEventListener;
+    private @Nullable Consumer<EngineStepEvents> kvEventListener;
     private @Nullable Consumer<StepRecord> stepObserver;
 
     private Builder() {}
@@ -779,7 +779,7 @@ public final class SimEngine {
     }
 
     /** Receives each step's KV events (on the driving thread, at the step's end). Default: none. */
-    public Builder kvEventListener(Consumer<KvEventBatch> listener) {
+    public Builder kvEventListener(Consumer<EngineStepEvents> listener) {
       this.kvEventListener = Objects.requireNonNull(listener, "listener");
       return this;
     }

@@ -19,7 +19,7 @@ import java.util.SplittableRandom;
  * 512-token prefix block, equal ids meaning a reusable prefix. {@link #generate} writes a synthetic trace of that
  * format; {@link #read} parses any such file, including the published one.
  */
-final class MooncakeTrace {
+final class MooncakeTraceFile {
 
   /** Tokens per hash id. */
   static final int TOKENS_PER_ID = 512;
@@ -28,7 +28,7 @@ final class MooncakeTrace {
   @SuppressWarnings("ArrayRecordComponent") // benchmark fixture: read, never copied or compared
   record Request(long timestampMs, int inputLength, int outputLength, long[] hashIds) {}
 
-  private MooncakeTrace() {}
+  private MooncakeTraceFile() {}
 
   /**
    * Writes {@code count} requests shaped like Mooncake's conversation trace: Poisson arrivals at

@@ -28,7 +28,7 @@ class KvEventEncoderTest {
 
   @Test
   void mapFormStartsWithTheBytesVllm026Sends() {
-    byte[] payload = new KvEventEncoder(KvEventFormat.MAP, 0, Map.of()).encodeBatch(CAPTURED_TS, capturedEvents());
+    byte[] payload = new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of()).encodeBatch(CAPTURED_TS, capturedEvents());
     String hex = HexFormat.of().formatHex(payload);
     String expected = "93" + "cb41daa8dbe0359fe7" + "93" + "8b"
         + "a4" + ascii("type") + "ab" + ascii("BlockStored")
@@ -40,7 +40,7 @@ class KvEventEncoderTest {
   @Test
   @SuppressWarnings("unchecked")
   void mapFormCarriesEveryFieldOfVllm026() {
-    byte[] payload = new KvEventEncoder(KvEventFormat.MAP, 0, Map.of()).encodeBatch(CAPTURED_TS, capturedEvents());
+    byte[] payload = new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of()).encodeBatch(CAPTURED_TS, capturedEvents());
     List<Object> batch = (List<Object>) Msgpack.decode(payload);
     assertThat(batch).hasSize(3);
     assertThat(batch.get(0)).isEqualTo(CAPTURED_TS);
@@ -67,7 +67,7 @@ class KvEventEncoderTest {
   @Test
   @SuppressWarnings("unchecked")
   void arrayFormIsPositionalWithTheTagFirst() {
-    KvEventEncoder encoder = new KvEventEncoder(KvEventFormat.ARRAY, 2, Map.of("sql-lora", 1));
+    KvEventBatchWriter encoder = new KvEventBatchWriter(KvEventFormat.ARRAY, 2, Map.of("sql-lora", 1));
     byte[] payload = encoder.encodeBatch(1.5, List.of(
         new KvEvent.BlockStored(new long[] {-2L, 7L}, 5L, new int[32], 16, "sql-lora", KvEvent.Medium.GPU, null),
         new KvEvent.BlockRemoved(new long[] {-2L}, KvEvent.Medium.GPU),
@@ -93,7 +93,7 @@ class KvEventEncoderTest {
   @Test
   @SuppressWarnings("unchecked")
   void extraKeysCarryTheLoraOnEveryBlockAndTheSaltOnTheFirst() {
-    KvEventEncoder encoder = new KvEventEncoder(KvEventFormat.MAP, 0, Map.of("a", 1));
+    KvEventBatchWriter encoder = new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of("a", 1));
     byte[] first = encoder.encodeBatch(1, List.of(new KvEvent.BlockStored(new long[] {1, 2}, null, new int[32], 16,
         "a", KvEvent.Medium.GPU, "tenant-x")));
     Map<Object, Object> e = (Map<Object, Object>) ((List<Object>) ((List<Object>) Msgpack.decode(first)).get(1))

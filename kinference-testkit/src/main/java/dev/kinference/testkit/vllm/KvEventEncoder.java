@@ -1,4 +1,4 @@
-package dev.kinference.vllm.kvevents;
+package dev.kinference.testkit.vllm;
 
 import dev.kinference.cache.KvEvent;
 import java.io.ByteArrayOutputStream;
@@ -7,9 +7,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Encodes KV-event batches as vLLM publishes them, for test publishers, tools and benchmarks. Two layouts:
- * {@link Layout#MAP} is current vLLM's (batch and events as msgpack maps, tagged with {@code "type"}, fields with
- * default values omitted); {@link Layout#ARRAY} is older vLLM's ({@code array_like} structs, tag first). Block
+ * Encodes KV-event batches as vLLM publishes them, for test publishers, tools and benchmarks, in each
+ * {@link Layout} vLLM has used: {@link Layout#MAP} (vLLM 0.26: array batch, map events), {@link Layout#MAP_ENVELOPE}
+ * (map batch too) and {@link Layout#ARRAY} (older vLLM: arrays throughout). Block
  * hashes are written as msgpack integers of the smallest size, unsigned ({@code 0xcf}) for values at or above 2^63
  * read as unsigned.
  *
@@ -19,9 +19,18 @@ public final class KvEventEncoder {
 
   /** The msgpack layout of batches and events. */
   public enum Layout {
-    /** vLLM's current encoding: maps. */
+    /**
+     * vLLM 0.26's encoding (vllm-project/vllm#42892): the batch a positional array {@code [ts, events,
+     * data_parallel_rank]}, each event a map tagged with {@code "type"}, fields at their default left out (a payload
+     * captured from vLLM v0.26.0 is in volcano-sh/kthena#1535).
+     */
     MAP,
-    /** Older vLLM's {@code array_like} encoding. */
+    /**
+     * The batch as a map too ({@code {"ts", "events", "data_parallel_rank"}}), as vLLM's source writes it where
+     * {@code EventBatch} is declared without {@code array_like} (kv_events.py at commit 0181ea3).
+     */
+    MAP_ENVELOPE,
+    /** Older vLLM's {@code array_like} encoding: batch and events positional arrays, the event's tag first. */
     ARRAY
   }
 
@@ -35,10 +44,33 @@ public final class KvEventEncoder {
     return new KvEventEncoder(layout);
   }
 
+  /**
+   * The KV-cache group of an event, as vLLM tags events of hybrid models ({@code group_idx},
+   * {@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}; the last two on {@code BlockStored} only).
+   *
+   * @param index the group index
+   * @param kind vLLM's {@code KVCacheSpecKind} value ({@code full_attention}, {@code sliding_window},
+   *     {@code mamba}, ...), or null to leave it out
+   * @param slidingWindow the window in tokens, or 0 to leave it out
+   */
+  public record Group(int index, @Nullable String kind, int slidingWindow) {}
+
   /** Encodes one batch; a negative {@code dataParallelRank} is written as nil (map: omitted). */
   public byte[] encode(double timestamp, List<? extends KvEvent> events, int dataParallelRank) {
+    return encode(timestamp, events, null, dataParallelRank);
+  }
+
+  /**
+   * Encodes one batch whose events carry their KV-cache group ({@code groups}: one per event, same order), as vLLM
+   * does for hybrid models; null writes no group fields, as older vLLM does.
+   */
+  public byte[] encode(double timestamp, List<? extends KvEvent> events, @Nullable List<Group> groups,
+      int dataParallelRank) {
+    if (groups != null && groups.size() != events.size()) {
+      throw new IllegalArgumentException(groups.size() + " groups for " + events.size() + " events");
+    }
     Out out = new Out();
-    if (layout == Layout.MAP) {
+    if (layout == Layout.MAP_ENVELOPE) {
       out.mapHeader(dataParallelRank >= 0 ? 3 : 2);
       out.str("ts");
       out.float64(timestamp);
@@ -48,10 +80,10 @@ public final class KvEventEncoder {
       out.float64(timestamp);
     }
     out.arrayHeader(events.size());
-    for (KvEvent e : events) {
-      writeEvent(out, e);
+    for (int i = 0; i < events.size(); i++) {
+      writeEvent(out, events.get(i), groups == null ? null : groups.get(i));
     }
-    if (layout == Layout.MAP) {
+    if (layout == Layout.MAP_ENVELOPE) {
       if (dataParallelRank >= 0) {
         out.str("data_parallel_rank");
         out.integer(dataParallelRank);
@@ -64,12 +96,12 @@ public final class KvEventEncoder {
     return out.toByteArray();
   }
 
-  private void writeEvent(Out out, KvEvent e) {
+  private void writeEvent(Out out, KvEvent e, @Nullable Group group) {
     switch (e) {
       case KvEvent.BlockStored s -> {
         boolean salt = s.cacheSalt() != null || s.loraName() != null;
-        if (layout == Layout.MAP) {
-          out.mapHeader(8 + (salt ? 1 : 0));
+        if (layout != Layout.ARRAY) {
+          out.mapHeader(8 + (salt ? 1 : 0) + groupFields(group));
           out.str("type");
           out.str("BlockStored");
           out.str("block_hashes");
@@ -90,8 +122,20 @@ public final class KvEventEncoder {
             out.str("extra_keys");
             extraKeys(out, s);
           }
+          if (group != null) {
+            out.str("group_idx");
+            out.integer(group.index());
+            if (group.kind() != null) {
+              out.str("kv_cache_spec_kind");
+              out.str(group.kind());
+            }
+            if (group.slidingWindow() > 0) {
+              out.str("kv_cache_spec_sliding_window");
+              out.integer(group.slidingWindow());
+            }
+          }
         } else {
-          out.arrayHeader(salt ? 9 : 8);
+          out.arrayHeader(group != null ? 12 : salt ? 9 : 8);
           out.str("BlockStored");
           hashes(out, s.blockHashes());
           nullableHash(out, s.parentBlockHash());
@@ -102,27 +146,45 @@ public final class KvEventEncoder {
           nullableStr(out, s.loraName());
           if (salt) {
             extraKeys(out, s);
+          } else if (group != null) {
+            out.nil();
+          }
+          if (group != null) {
+            out.integer(group.index());
+            nullableStr(out, group.kind());
+            if (group.slidingWindow() > 0) {
+              out.integer(group.slidingWindow());
+            } else {
+              out.nil();
+            }
           }
         }
       }
       case KvEvent.BlockRemoved r -> {
-        if (layout == Layout.MAP) {
-          out.mapHeader(3);
+        if (layout != Layout.ARRAY) {
+          out.mapHeader(group != null ? 4 : 3);
           out.str("type");
           out.str("BlockRemoved");
           out.str("block_hashes");
           hashes(out, r.blockHashes());
           out.str("medium");
           out.str(r.medium().name());
+          if (group != null) {
+            out.str("group_idx");
+            out.integer(group.index());
+          }
         } else {
-          out.arrayHeader(3);
+          out.arrayHeader(group != null ? 4 : 3);
           out.str("BlockRemoved");
           hashes(out, r.blockHashes());
           out.str(r.medium().name());
+          if (group != null) {
+            out.integer(group.index());
+          }
         }
       }
       case KvEvent.AllBlocksCleared c -> {
-        if (layout == Layout.MAP) {
+        if (layout != Layout.ARRAY) {
           out.mapHeader(1);
           out.str("type");
         } else {
@@ -131,6 +193,13 @@ public final class KvEventEncoder {
         out.str("AllBlocksCleared");
       }
     }
+  }
+
+  private static int groupFields(@Nullable Group group) {
+    if (group == null) {
+      return 0;
+    }
+    return 1 + (group.kind() != null ? 1 : 0) + (group.slidingWindow() > 0 ? 1 : 0);
   }
 
   /** vLLM's per-block extra keys: (lora name?, salt?) for the first block, (lora name) or nil for the others. */

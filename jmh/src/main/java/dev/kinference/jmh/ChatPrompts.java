@@ -7,9 +7,9 @@ import java.util.SplittableRandom;
  * Chat prompts of a chosen length in tokens of the default {@code ApproximateTokenizer}: words of two to six
  * lowercase letters, each with its leading space one token, so {@code n} words are about {@code n} tokens.
  */
-final class Prompts {
+final class ChatPrompts {
 
-  private Prompts() {}
+  private ChatPrompts() {}
 
   /** {@code words} random words separated by single spaces. */
   static String words(long seed, int words) {

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Immutable and thread-safe.
  */
-final class KvEventEncoder {
+final class KvEventBatchWriter {
 
   static final String MEDIUM_GPU = "GPU";
   static final String FULL_ATTENTION = "full_attention";
@@ -23,7 +23,7 @@ final class KvEventEncoder {
   /**
    * @param loraIds each served LoRA adapter's integer id ({@code lora_id} in events), by name
    */
-  KvEventEncoder(KvEventFormat format, int dataParallelRank, Map<String, Integer> loraIds) {
+  KvEventBatchWriter(KvEventFormat format, int dataParallelRank, Map<String, Integer> loraIds) {
     this.format = format;
     this.dataParallelRank = dataParallelRank;
     this.loraIds = Map.copyOf(loraIds);

@@ -11,9 +11,9 @@ import java.util.Map;
  *
  * <p>Stateless and thread-safe.
  */
-final class PrometheusText {
+final class PrometheusTextWriter {
 
-  private PrometheusText() {}
+  private PrometheusTextWriter() {}
 
   static void help(StringBuilder out, String name, String type, String help) {
     out.append("# HELP ").append(name).append(' ')

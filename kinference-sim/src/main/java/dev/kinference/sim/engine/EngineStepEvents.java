@@ -16,9 +16,9 @@ import java.util.Objects;
  * @param timestampNanos when the step ended, in the engine's clock
  * @param events the events in the order they happened
  */
-public record KvEventBatch(long sequence, long timestampNanos, List<KvEvent> events) {
+public record EngineStepEvents(long sequence, long timestampNanos, List<KvEvent> events) {
 
-  public KvEventBatch {
+  public EngineStepEvents {
     Objects.requireNonNull(events, "events");
     events = List.copyOf(events);
   }

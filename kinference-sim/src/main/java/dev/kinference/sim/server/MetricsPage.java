@@ -20,7 +20,7 @@ import java.util.TreeSet;
  * <p>Thread-safe: {@link #render} is synchronized (it keeps the LoRA gauge's children, which prometheus_client never
  * forgets).
  */
-final class VllmMetrics {
+final class MetricsPage {
 
   private static final int MAX_LORA_INFO_CHILDREN = 64;
 
@@ -36,7 +36,7 @@ final class VllmMetrics {
    * @param maxLoras LoRA slots; 0 when LoRA is disabled, which omits {@code vllm:lora_requests_info}
    * @param createdSeconds the Unix time of the {@code _created} samples (the server's start)
    */
-  VllmMetrics(String modelName, int engineIndex, Map<String, String> cacheConfigLabels, int maxLoras,
+  MetricsPage(String modelName, int engineIndex, Map<String, String> cacheConfigLabels, int maxLoras,
       double createdSeconds) {
     base.put("model_name", modelName);
     base.put("engine", Integer.toString(engineIndex));
@@ -77,42 +77,42 @@ final class VllmMetrics {
         it.next();
         it.remove();
       }
-      PrometheusText.help(out, "vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
+      PrometheusTextWriter.help(out, "vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
       for (Map.Entry<List<String>, Double> e : loraInfo.entrySet()) {
         TreeMap<String, String> labels = new TreeMap<>();
         labels.put("max_lora", e.getKey().get(0));
         labels.put("running_lora_adapters", e.getKey().get(1));
         labels.put("waiting_lora_adapters", e.getKey().get(2));
-        PrometheusText.sample(out, "vllm:lora_requests_info", labels, e.getValue());
+        PrometheusTextWriter.sample(out, "vllm:lora_requests_info", labels, e.getValue());
       }
     }
-    PrometheusText.help(out, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
-    PrometheusText.sample(out, "vllm:cache_config_info", cacheConfigLabels, 1.0);
+    PrometheusTextWriter.help(out, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+    PrometheusTextWriter.sample(out, "vllm:cache_config_info", cacheConfigLabels, 1.0);
     return out.toString();
   }
 
   private void gauge(StringBuilder out, String name, String help, double value) {
-    PrometheusText.help(out, name, "gauge", help);
-    PrometheusText.sample(out, name, base, value);
+    PrometheusTextWriter.help(out, name, "gauge", help);
+    PrometheusTextWriter.sample(out, name, base, value);
   }
 
   private void counter(StringBuilder out, String name, String help, long value) {
-    PrometheusText.help(out, name + "_total", "counter", help);
-    PrometheusText.sample(out, name + "_total", base, (double) value);
-    PrometheusText.help(out, name + "_created", "gauge", help);
-    PrometheusText.sample(out, name + "_created", base, createdSeconds);
+    PrometheusTextWriter.help(out, name + "_total", "counter", help);
+    PrometheusTextWriter.sample(out, name + "_total", base, (double) value);
+    PrometheusTextWriter.help(out, name + "_created", "gauge", help);
+    PrometheusTextWriter.sample(out, name + "_created", base, createdSeconds);
   }
 
   private void requestSuccess(StringBuilder out, Map<FinishReason, Long> success) {
     String name = "vllm:request_success";
     String help = "Count of successfully processed requests.";
-    PrometheusText.help(out, name + "_total", "counter", help);
+    PrometheusTextWriter.help(out, name + "_total", "counter", help);
     for (FinishReason r : FinishReason.values()) {
-      PrometheusText.sample(out, name + "_total", withReason(r), (double) success.getOrDefault(r, 0L));
+      PrometheusTextWriter.sample(out, name + "_total", withReason(r), (double) success.getOrDefault(r, 0L));
     }
-    PrometheusText.help(out, name + "_created", "gauge", help);
+    PrometheusTextWriter.help(out, name + "_created", "gauge", help);
     for (FinishReason r : FinishReason.values()) {
-      PrometheusText.sample(out, name + "_created", withReason(r), createdSeconds);
+      PrometheusTextWriter.sample(out, name + "_created", withReason(r), createdSeconds);
     }
   }
 
@@ -123,19 +123,19 @@ final class VllmMetrics {
   }
 
   private void histogram(StringBuilder out, String name, String help, LatencyHistogram h) {
-    PrometheusText.help(out, name, "histogram", help);
+    PrometheusTextWriter.help(out, name, "histogram", help);
     double[] bounds = h.upperBounds();
     long[] counts = h.bucketCounts();
     long acc = 0;
     for (int i = 0; i <= bounds.length; i++) {
       acc += counts[i];
       TreeMap<String, String> labels = new TreeMap<>(base);
-      labels.put("le", i < bounds.length ? PrometheusText.goFloat(bounds[i]) : "+Inf");
-      PrometheusText.sample(out, name + "_bucket", labels, (double) acc);
+      labels.put("le", i < bounds.length ? PrometheusTextWriter.goFloat(bounds[i]) : "+Inf");
+      PrometheusTextWriter.sample(out, name + "_bucket", labels, (double) acc);
     }
-    PrometheusText.sample(out, name + "_count", base, (double) acc);
-    PrometheusText.sample(out, name + "_sum", base, h.sumSeconds());
-    PrometheusText.help(out, name + "_created", "gauge", help);
-    PrometheusText.sample(out, name + "_created", base, createdSeconds);
+    PrometheusTextWriter.sample(out, name + "_count", base, (double) acc);
+    PrometheusTextWriter.sample(out, name + "_sum", base, h.sumSeconds());
+    PrometheusTextWriter.help(out, name + "_created", "gauge", help);
+    PrometheusTextWriter.sample(out, name + "_created", base, createdSeconds);
   }
 }
