@@ -96,6 +96,7 @@ public final class SimulatedServer implements AutoCloseable {
   private final ApproximateTokenizer tokenizer = new ApproximateTokenizer();
   private final SyntheticText text = new SyntheticText(tokenizer);
   private final Server jetty;
+  private final SimResponses responses;
   private final ServerConnector connector;
   private final int port;
   private final KvEventEncoder encoder;
@@ -145,7 +146,9 @@ public final class SimulatedServer implements AutoCloseable {
     // long waits for a first token are normal under load; only a silent client should time out
     connector.setIdleTimeout(TimeUnit.MINUTES.toMillis(30));
     jetty.addConnector(connector);
-    jetty.setHandler(new SimHttpHandler(this));
+    SimHttpHandler handler = new SimHttpHandler(this);
+    this.responses = handler.responses();
+    jetty.setHandler(handler);
     this.metrics = newMetrics();
     jetty.start();
     this.port = connector.getLocalPort();
@@ -290,6 +293,11 @@ public final class SimulatedServer implements AutoCloseable {
     } catch (TokenizationException e) {
       throw new IllegalStateException("the approximate tokenizer never fails", e);
     }
+  }
+
+  /** The Responses API endpoint and its stored responses. */
+  SimResponses responses() {
+    return responses;
   }
 
   SyntheticText text() {
