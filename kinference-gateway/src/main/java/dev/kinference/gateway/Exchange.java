@@ -137,7 +137,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       return;
     }
     InferenceRequest.Builder b = parsed.toBuilder().tenant(caller.tenant());
-    SessionHints.apply(name -> request.getHeaders().get(name), b);
+    SessionHints.apply(name -> request.getHeaders().get(name), parsed, b, g.responseChains);
     // The tenant's traffic policy gives the class and priority; the headers (and a body's priority) only choose
     // within it, clamped. Policy rules (setPriority) apply later and are not clamped.
     var traffic = g.guard.traffic(caller);
@@ -221,7 +221,7 @@ final class Exchange implements AdmissionQueue.Waiter {
   private void route() {
     RoutingDecision d;
     try {
-      d = g.router.route(req());
+      d = g.responseChains.route(g.router, req());
     } catch (RoutingException e) {
       release();
       refuse(e);
@@ -350,7 +350,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
     RoutingDecision d;
     try {
-      d = g.router.route(req());
+      d = g.responseChains.route(g.router, req());
     } catch (RoutingException e) {
       synchronized (this) {
         queued = false;
@@ -780,6 +780,7 @@ final class Exchange implements AdmissionQueue.Waiter {
       firstByteNanos = System.nanoTime();
     }
     a.decision.reportFinished(usage);
+    g.responseChains.answered(req(), a.endpoint(), a.prepared.upstreamFormat(), node);
     stopWatching();
     response.setStatus(200);
     response.getHeaders().put(JSON_TYPE);
@@ -964,6 +965,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     }
     startStream(a);
     a.decision.reportFinished(t.usage());
+    g.responseChains.streamed(req(), a.endpoint(), a.prepared.upstreamFormat(), t);
     boolean deferred;
     synchronized (this) {
       deferred = writing;
@@ -1143,7 +1145,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (retryAfter != null) {
       response.getHeaders().put(HttpHeader.RETRY_AFTER, Math.max(1, (retryAfter.toMillis() + 999) / 1000));
     }
-    if (status == 401 && format == ApiFormat.OPENAI_CHAT) {
+    if (status == 401 && format != ApiFormat.ANTHROPIC_MESSAGES) {
       response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
     }
     response.write(true, ByteBuffer.wrap(bytes), Callback.from(

@@ -40,7 +40,8 @@ final class ResponsesStreams {
       switch (type) {
         case "response.created", "response.in_progress" -> {
           o = o != null ? o : Json.parseObject(event.data());
-          if (o != null && responseId == null) {
+          // a server whose store is off answers "store": false: nothing to continue there
+          if (o != null && responseId == null && o.path("response").path("store").asBoolean(true)) {
             responseId = Json.text(o.path("response"), "id");
           }
           out.accept(withClientModel(event, raw));
@@ -62,7 +63,7 @@ final class ResponsesStreams {
           }
           finishReason = "response.incomplete".equals(type) || "incomplete".equals(Json.text(response, "status"))
               ? "incomplete" : "completed";
-          if (responseId == null) {
+          if (responseId == null && response.path("store").asBoolean(true)) {
             responseId = Json.text(response, "id");
           }
           out.accept(withClientModel(event, raw));
