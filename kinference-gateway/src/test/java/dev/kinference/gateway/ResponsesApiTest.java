@@ -15,6 +15,7 @@ import com.openai.models.responses.ResponseFunctionToolCall;
 import com.openai.models.responses.ResponseInputItem;
 import com.openai.models.responses.ResponseStreamEvent;
 import com.openai.models.responses.ToolChoiceOptions;
+import dev.kinference.endpoint.Health;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -172,6 +173,27 @@ class ResponsesApiTest {
     assertThat(next.statusCode()).isEqualTo(200);
     assertThat(next.headers().firstValue("x-kinference-session-source")).contains("x-kinference-session");
     assertThat(next.headers().firstValue("x-kinference-endpoint")).contains(first.endpoint());
+  }
+
+  /** Draining is for good, so this test has its own two servers. */
+  @Test
+  void whileTheServerHoldingTheResponseCannotTakeRequestsTheAnswerIs503NotAnotherServer() throws Exception {
+    try (Harness own = Harness.builder().servers(2).start()) {
+      HttpResponse<String> first = own.post("/v1/responses", "{\"model\":\"" + Harness.MODEL
+          + "\",\"input\":\"Hello.\"}");
+      String id = M.readTree(first.body()).path("id").asText();
+      String holder = first.headers().firstValue("x-kinference-endpoint").orElseThrow();
+      own.router.fleet().get(holder).updateHealth(Health.DRAINING, "test: draining");
+      HttpResponse<String> r = own.post("/v1/responses", "{\"model\":\"" + Harness.MODEL
+          + "\",\"input\":\"Go on.\",\"previous_response_id\":\"" + id + "\"}");
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.headers().firstValue("retry-after")).isPresent();
+      assertThat(M.readTree(r.body()).path("error").path("message").asText())
+          .contains("previous_response_id", id, holder);
+      // a new conversation still goes to the other server
+      assertThat(own.post("/v1/responses", "{\"model\":\"" + Harness.MODEL + "\",\"input\":\"Hi.\"}")
+          .statusCode()).isEqualTo(200);
+    }
   }
 
   @Test
