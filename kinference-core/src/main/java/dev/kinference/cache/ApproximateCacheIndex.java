@@ -3,6 +3,7 @@ package dev.kinference.cache;
 import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.prompt.PrefixKeys;
+import dev.kinference.request.PromptRetention;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
@@ -19,6 +20,10 @@ import org.jspecify.annotations.Nullable;
  * as vLLM's free-block queue does. A block's ancestors are therefore always more recent than it, are evicted and
  * expire after it, and each endpoint's blocks stay prefix-closed: lookups bisect. (While a prompt is being recorded,
  * a concurrent lookup may see its tail before its head, as it may see any other half-recorded state.)
+ *
+ * <p>A client's prompt-caching hint ({@link PromptRetention}: Anthropic's {@code cache_control} with {@code ttl: 1h},
+ * OpenAI's {@code prompt_cache_retention: 24h}) keeps the prefix it covers for that long instead of the
+ * time-to-live; the retained blocks are a prefix of the prompt, so the blocks stay prefix-closed.
  *
  * <p>Thread-safety: see {@link CacheIndex}. Each endpoint's LRU set has its own lock; routing to different
  * endpoints never contends, and lookups only try-lock for expiry.
@@ -43,6 +48,8 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
     final ReentrantLock lock = new ReentrantLock();
     final LruKeySet keys;
     volatile long lastSweep;
+    /** When the last block a client asked to retain expires (nanos); the all-expired shortcut waits for it. */
+    long retainedUntil;
     boolean removed;
     @SuppressWarnings("UnusedVariable") // written, never read: its only job is to keep LruKeySet.warm's reads
     long warmed;
@@ -51,6 +58,7 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
       this.endpoint = endpoint;
       this.keys = new LruKeySet(capacityOf(endpoint));
       this.lastSweep = now;
+      this.retainedUntil = now;
     }
 
     @Override
@@ -106,6 +114,25 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
 
   @Override
   public void onRouted(EndpointState endpoint, PrefixKeys prefix) {
+    record(endpoint, prefix, 0, 0);
+  }
+
+  /**
+   * As {@link #onRouted(EndpointState, PrefixKeys)}; when the retention outlasts this index's time-to-live, the
+   * blocks it covers are remembered until it ends instead, unless the endpoint's capacity evicts them first.
+   */
+  @Override
+  public void onRouted(EndpointState endpoint, PrefixKeys prefix, @Nullable PromptRetention retention) {
+    if (retention == null) {
+      onRouted(endpoint, prefix);
+      return;
+    }
+    long extra = retention.ttl().toNanos() - ttlNanos;
+    record(endpoint, prefix, extra > 0 ? retention.coveredBlocks(prefix.size()) : 0, Math.max(0, extra));
+  }
+
+  /** Touches the prompt's blocks last to first; its first {@code retained} blocks are used {@code extra} ns late. */
+  private void record(EndpointState endpoint, PrefixKeys prefix, int retained, long extraNanos) {
     EndpointBlocks blocks = blocksOf(endpoint);
     if (blocks == null) {
       return;
@@ -124,9 +151,14 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
       expire(blocks, now);
       int n = Math.min(prefix.size(), capacity);
       blocks.warmed ^= blocks.keys.warm(prefix, n);
+      int used = ticks(now);
+      int usedRetained = ticks(now + extraNanos);
+      if (retained > 0 && now + extraNanos - blocks.retainedUntil > 0) {
+        blocks.retainedUntil = now + extraNanos + ttlNanos;
+      }
       for (int i = n - 1; i >= 0; i--) {
         long key = prefix.key(i);
-        if (blocks.keys.touch(key, ticks(now), blocks)) {
+        if (blocks.keys.touch(key, i < retained ? usedRetained : used, blocks)) {
           table.add(key, slot);
         }
       }
@@ -172,12 +204,12 @@ public final class ApproximateCacheIndex extends BlockIndexBase {
 
   /** Forgets the blocks of {@code blocks} unused for the time-to-live; its lock is held. */
   private void expire(EndpointBlocks blocks, long now) {
-    if (now - blocks.lastSweep > ttlNanos) {
+    if (now - blocks.lastSweep > ttlNanos && now - blocks.retainedUntil > 0) {
       // Every block was last used at or before the last sweep (each use is one), so all have expired; and clearing
       // here keeps the 32-bit ticks of blocks that old from being compared across a wrap.
       blocks.keys.clear(blocks);
     } else {
-      blocks.keys.expireBefore(ticks(now - ttlNanos), blocks);
+      blocks.keys.expireBefore(ticks(now - ttlNanos), ticks(now), blocks);
     }
     blocks.lastSweep = now;
   }

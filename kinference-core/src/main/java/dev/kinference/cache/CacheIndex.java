@@ -4,6 +4,8 @@ import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.FleetListener;
 import dev.kinference.plugin.Plugin;
 import dev.kinference.prompt.PrefixKeys;
+import dev.kinference.request.PromptRetention;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which endpoints hold which prefix blocks.
@@ -23,6 +25,15 @@ public interface CacheIndex extends Plugin, FleetListener {
 
   /** The router sent a request with these keys to {@code endpoint}. Approximate indexes learn from this. */
   default void onRouted(EndpointState endpoint, PrefixKeys keys) {}
+
+  /**
+   * The router sent a request with these keys to {@code endpoint}, whose client asked that the prefix covered by
+   * {@code retention} stay cached that long (null: it did not say). An approximate index may remember those blocks
+   * longer than its own time-to-live; by default this is {@link #onRouted(EndpointState, PrefixKeys)}.
+   */
+  default void onRouted(EndpointState endpoint, PrefixKeys keys, @Nullable PromptRetention retention) {
+    onRouted(endpoint, keys);
+  }
 
   /** A KV-cache event from {@code endpoint}'s server. Precise indexes learn from this. */
   default void onEvent(EndpointState endpoint, KvEvent event) {}

@@ -68,7 +68,9 @@ final class LruKeySet {
   boolean touch(long key, int now, Eviction eviction) {
     int n = find(key);
     if (n != NIL) {
-      nodeTime[n] = now;
+      if (now - nodeTime[n] > 0) { // a retained key's time may lie ahead (see expireBefore); never shorten it
+        nodeTime[n] = now;
+      }
       moveToHead(n);
       return false;
     }
@@ -103,12 +105,26 @@ final class LruKeySet {
     return sink;
   }
 
-  /** Evicts every key last used before {@code deadline}; returns how many. */
-  int expireBefore(int deadline, Eviction eviction) {
+  /**
+   * Evicts every key last used before {@code deadline}; returns how many. A key may carry a use time after
+   * {@code now}: a client asked that it be kept longer (see {@code ApproximateCacheIndex}). Such a key reaching the
+   * tail is moved to the head instead and the sweep goes on, so it never holds back the expiry of the keys behind
+   * it; in exchange it counts as recently used for the capacity bound while its retention lasts. Once that use time
+   * is no longer ahead of {@code now}, the key expires at most one time-to-live late.
+   */
+  int expireBefore(int deadline, int now, Eviction eviction) {
     int n = 0;
-    while (tail != NIL && nodeTime[tail] - deadline < 0) {
-      evictTail(eviction);
-      n++;
+    int rotated = 0;
+    while (tail != NIL) {
+      if (nodeTime[tail] - deadline < 0) {
+        evictTail(eviction);
+        n++;
+      } else if (nodeTime[tail] - now > 0 && rotated < size) {
+        moveToHead(tail);
+        rotated++;
+      } else {
+        break;
+      }
     }
     return n;
   }

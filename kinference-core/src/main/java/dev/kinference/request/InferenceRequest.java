@@ -41,6 +41,7 @@ public final class InferenceRequest {
   private final @Nullable String tenant;
   private final @Nullable String sessionId;
   private final @Nullable String sessionSource;
+  private final @Nullable PromptRetention promptRetention;
   private final int priority;
   private final TrafficClass trafficClass;
   private final Map<String, String> headers;
@@ -65,6 +66,7 @@ public final class InferenceRequest {
     this.tenant = b.tenant;
     this.sessionId = b.sessionId;
     this.sessionSource = b.sessionSource;
+    this.promptRetention = b.promptRetention;
     this.priority = b.priority;
     this.trafficClass = b.trafficClass;
     this.headers = java.util.Collections.unmodifiableMap(new TreeMap<>(b.headers));
@@ -93,6 +95,7 @@ public final class InferenceRequest {
     b.tenant = tenant;
     b.sessionId = sessionId;
     b.sessionSource = sessionSource;
+    b.promptRetention = promptRetention;
     b.priority = priority;
     b.trafficClass = trafficClass;
     b.headers.putAll(headers);
@@ -178,6 +181,14 @@ public final class InferenceRequest {
    */
   public @Nullable String sessionSource() {
     return sessionSource;
+  }
+
+  /**
+   * How long the client asked that the start of its prompt stay cached ({@code cache_control} breakpoints,
+   * {@code prompt_cache_retention}), or null when it did not say.
+   */
+  public @Nullable PromptRetention promptRetention() {
+    return promptRetention;
   }
 
   /** Larger is more urgent; 0 is the default. */
@@ -301,6 +312,7 @@ public final class InferenceRequest {
     private @Nullable String tenant;
     private @Nullable String sessionId;
     private @Nullable String sessionSource;
+    private @Nullable PromptRetention promptRetention;
     private int priority;
     private TrafficClass trafficClass = TrafficClass.INTERACTIVE;
     private final Map<String, String> headers = new TreeMap<>();
@@ -401,6 +413,12 @@ public final class InferenceRequest {
     /** The session key, its source {@code caller}. */
     public Builder sessionId(@Nullable String sessionId) {
       return session(sessionId, "caller");
+    }
+
+    /** The client's prompt-caching hint; null for none. */
+    public Builder promptRetention(@Nullable PromptRetention promptRetention) {
+      this.promptRetention = promptRetention;
+      return this;
     }
 
     /** The session key and the hint that gave it (see {@link InferenceRequest#sessionSource()}). */

@@ -405,6 +405,7 @@ public final class RequestParser {
       b.cacheSalt(salt.asText());
     }
     sessionHint(root, b);
+    b.promptRetention(PromptRetentionHints.read(format, root));
     JsonNode priority = root.get("priority");
     if (priority != null && !priority.isNull()) {
       if (!priority.isIntegralNumber() || !priority.canConvertToInt()) {

@@ -462,7 +462,7 @@ public final class Router implements AutoCloseable {
     if (account) {
       EndpointState chosen = ranked[0];
       if (!chosen.endpoint().isExternal()) {
-        cacheIndex.onRouted(chosen, prompt.keys(chosen.blockSize(defaultBlockSize)));
+        cacheIndex.onRouted(chosen, prompt.keys(chosen.blockSize(defaultBlockSize)), request.promptRetention());
       }
       if (chosenLocal >= 0 && ranked[0] == ctxCand[chosenLocal]) {
         for (Scorer scorer : scorers) {

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
+import dev.kinference.request.PromptRetention;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -105,6 +106,69 @@ class ApproximateCacheIndexTest {
     index.onRouted(e, keys(prompt));
     clock.addAndGet(Duration.ofSeconds(8).toNanos());
     assertThat(match(index, prompt, e)).isEqualTo(8);
+  }
+
+  @Test
+  void aClientsRetentionKeepsTheCoveredPrefixPastTheTtl() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    int[] prompt = tokens(21, 8 * BLOCK);
+    EndpointState e = Fixtures.soleEndpoint(index);
+    index.onRouted(e, keys(prompt), new PromptRetention(Duration.ofHours(1), 0.5));
+    clock.addAndGet(Duration.ofSeconds(11).toNanos());
+    assertThat(match(index, prompt, e)).as("the retained half outlives the 10 s ttl").isEqualTo(4);
+    clock.addAndGet(Duration.ofMinutes(59).toNanos());
+    assertThat(match(index, prompt, e)).as("still within the hour").isEqualTo(4);
+    clock.addAndGet(Duration.ofMinutes(1).toNanos());
+    assertThat(match(index, prompt, e)).as("forgotten once the hour and one ttl are over").isZero();
+    assertThat(index.blockCount(e)).isZero();
+  }
+
+  @Test
+  void retainedBlocksDoNotHoldBackTheExpiryOfOthers() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    int[] retained = tokens(22, 8 * BLOCK);
+    int[] plain = tokens(23, 8 * BLOCK);
+    EndpointState e = Fixtures.soleEndpoint(index);
+    index.onRouted(e, keys(retained), new PromptRetention(Duration.ofHours(1), 1.0));
+    clock.addAndGet(Duration.ofSeconds(1).toNanos());
+    index.onRouted(e, keys(plain));
+    clock.addAndGet(Duration.ofSeconds(12).toNanos());
+    assertThat(match(index, plain, e)).isZero();
+    assertThat(match(index, retained, e)).isEqualTo(8);
+    assertThat(index.blockCount(e)).isEqualTo(8);
+  }
+
+  @Test
+  void aLaterRequestWithoutTheHintDoesNotShortenTheRetention() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    int[] prompt = tokens(24, 8 * BLOCK);
+    EndpointState e = Fixtures.soleEndpoint(index);
+    index.onRouted(e, keys(prompt), new PromptRetention(Duration.ofHours(1), 1.0));
+    index.onRouted(e, keys(prompt), null);
+    clock.addAndGet(Duration.ofMinutes(30).toNanos());
+    assertThat(match(index, prompt, e)).isEqualTo(8);
+  }
+
+  @Test
+  void aRetentionShorterThanTheTtlChangesNothing() {
+    ApproximateCacheIndex index = index(1000, Duration.ofSeconds(10));
+    int[] prompt = tokens(25, 8 * BLOCK);
+    EndpointState e = Fixtures.soleEndpoint(index);
+    index.onRouted(e, keys(prompt), new PromptRetention(Duration.ofSeconds(5), 1.0));
+    clock.addAndGet(Duration.ofSeconds(11).toNanos());
+    assertThat(match(index, prompt, e)).isZero();
+  }
+
+  @Test
+  void capacityStillEvictsRetainedBlocks() {
+    ApproximateCacheIndex index = index(8, Duration.ofSeconds(10));
+    int[] retained = tokens(26, 8 * BLOCK);
+    int[] next = tokens(27, 8 * BLOCK);
+    EndpointState e = Fixtures.soleEndpoint(index);
+    index.onRouted(e, keys(retained), new PromptRetention(Duration.ofHours(1), 1.0));
+    index.onRouted(e, keys(next));
+    assertThat(match(index, retained, e)).as("vLLM evicts by recency alone; so does the index when full").isZero();
+    assertThat(match(index, next, e)).isEqualTo(8);
   }
 
   @Test

@@ -31,7 +31,7 @@ class LruKeySetTest {
         evictDown(model, capacity, expected);
       } else if (op % 997 == 0) {
         int deadline = now - 50;
-        set.expireBefore(deadline, evicted::add);
+        set.expireBefore(deadline, deadline, evicted::add);
         for (Iterator<Long> it = model.values().iterator(); it.hasNext(); ) {
           // values are last-use times; the model's iteration order is least recent first
           long t = it.next();

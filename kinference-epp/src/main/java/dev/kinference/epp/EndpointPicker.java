@@ -7,6 +7,7 @@ import dev.kinference.cloud.translate.ApiErrors;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.policy.model.Tenant;
 import dev.kinference.gateway.Caller;
+import dev.kinference.gateway.SessionHints;
 import dev.kinference.gateway.RequestGuard;
 import dev.kinference.gateway.Reservation;
 import dev.kinference.request.ApiFormat;
@@ -288,10 +289,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
         return;
       }
       InferenceRequest.Builder rb = parsed.toBuilder().tenant(caller.tenant());
-      String session = headers.get("x-kinference-session");
-      if (session != null && !session.isBlank()) {
-        rb.sessionId(session);
-      }
+      SessionHints.apply(headers::get, rb);
       var traffic = guard.traffic(caller);
       Integer objective = objectivePriority(headers.get(OBJECTIVE_HEADER));
       rb.priority(objective != null ? objective

@@ -212,9 +212,9 @@ class EndpointPickerTest {
   }
 
   /** Streamed (full duplex) mode: the destination with the headers' answer, then the body given back. */
-  String pickStreamed(String path, String body, @Nullable List<String> subset, Call call)
+  String pickStreamed(String path, String body, @Nullable List<String> subset, Call call, String... extraHeaders)
       throws InterruptedException {
-    call.send(headers(path, subset, null, false));
+    call.send(headers(path, subset, null, false, extraHeaders));
     int half = body.length() / 2;
     call.send(body(body.substring(0, half), false));
     call.send(body(body.substring(half), true));
@@ -267,6 +267,24 @@ class EndpointPickerTest {
     String second = pickStreamed("/v1/chat/completions", chat(prefix + "second question", false), null, b);
     b.end();
     assertThat(second.split(",")[0]).isEqualTo(first.split(",")[0]);
+  }
+
+  @Test
+  void requestsWithTheSameAgentSessionHeaderLandTogether() throws Exception {
+    for (String header : List.of("x-kinference-session", "x-claude-code-session-id", "session_id")) {
+      for (int s = 0; s < 3; s++) {
+        String session = header + "-conversation-" + s;
+        Call a = new Call();
+        String first = pickStreamed("/v1/chat/completions", chat("turn one of " + s, false), null, a,
+            header, session);
+        a.end();
+        Call b = new Call();
+        String second = pickStreamed("/v1/chat/completions", chat("an unrelated prompt " + s * 7, false), null, b,
+            header, session);
+        b.end();
+        assertThat(second.split(",")[0]).as("%s: %s", header, session).isEqualTo(first.split(",")[0]);
+      }
+    }
   }
 
   @Test

@@ -25,9 +25,10 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code user} (OpenAI, deprecated in favour of the two above, and often a constant per application).</li>
  * </ol>
  *
- * <p>The hint that won is {@link InferenceRequest#sessionSource()}, and the router's decision notes name it.
+ * <p>The hint that won is {@link InferenceRequest#sessionSource()}, and the router's decision notes name it. The
+ * gateway and the endpoint picker ({@code kinference epp}) both apply it. Stateless and thread-safe.
  */
-final class SessionHints {
+public final class SessionHints {
 
   /** Agents' session headers, in precedence order. */
   static final List<String> AGENT_HEADERS =
@@ -52,7 +53,7 @@ final class SessionHints {
   }
 
   /** Sets the session from the headers when one is given; otherwise leaves the body's hint, if any. */
-  static void apply(Function<String, @Nullable String> headers, InferenceRequest.Builder b) {
+  public static void apply(Function<String, @Nullable String> headers, InferenceRequest.Builder b) {
     String v = usable(headers.apply(GATEWAY_HEADER));
     if (v != null) {
       b.session(v, GATEWAY_HEADER);
