@@ -13,6 +13,7 @@ module dev.kinference.gateway {
   // found by ServiceLoader for redis:// state stores; required so that the module graph always has it
   requires dev.kinference.state.redis;
   requires java.net.http;
+  requires com.github.benmanes.caffeine;
   requires org.eclipse.jetty.server;
   requires org.eclipse.jetty.client;
   requires org.eclipse.jetty.http2.server;

@@ -33,7 +33,7 @@ final class Admission {
       return null;
     }
     InferenceRequest.Builder b = parsed.toBuilder().tenant(x.caller.tenant());
-    SessionHints.apply(headers::get, b);
+    SessionHints.apply(headers::get, parsed, b, x.g.responseChains);
     if (!applyTrafficPolicy(parsed, b)) {
       return null;
     }

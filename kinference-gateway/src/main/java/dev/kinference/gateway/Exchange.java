@@ -305,7 +305,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     if (retryAfter != null) {
       response.getHeaders().put(HttpHeader.RETRY_AFTER, Math.max(1, (retryAfter.toMillis() + 999) / 1000));
     }
-    if (status == 401 && format == ApiFormat.OPENAI_CHAT) {
+    if (status == 401 && format != ApiFormat.ANTHROPIC_MESSAGES) {
       response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
     }
     response.write(true, ByteBuffer.wrap(bytes), Callback.from(

@@ -89,6 +89,8 @@ public final class Gateway implements AutoCloseable {
   final boolean blockingPlugins;
   final boolean debugHeaders;
   final Set<Exchange> active = ConcurrentHashMap.newKeySet();
+  /** Which endpoint holds each stored Responses API response, for requests that continue it. */
+  final ResponseChains responseChains = ResponseChains.defaults();
   /** Pooling and tokenizer requests ({@link Pooling}) between their body's arrival and their answer's last byte. */
   final java.util.concurrent.atomic.AtomicInteger poolingActive = new java.util.concurrent.atomic.AtomicInteger();
   private final Server server;

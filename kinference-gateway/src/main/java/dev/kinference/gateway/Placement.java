@@ -64,7 +64,7 @@ final class Placement {
     long start = System.nanoTime();
     String outcome = "failed";
     try {
-      RoutingDecision d = x.g.router.route(x.req());
+      RoutingDecision d = x.g.responseChains.route(x.g.router, x.req());
       outcome = "routed";
       return d;
     } catch (RoutingException e) {

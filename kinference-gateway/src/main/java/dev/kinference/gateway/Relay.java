@@ -85,6 +85,7 @@ final class Relay {
     }
     x.trace.firstToken(a.span, System.nanoTime() - x.arrivalNanos);
     a.decision.reportFinished(usage);
+    x.g.responseChains.answered(x.req(), a.endpoint(), a.prepared.upstreamFormat(), node);
     x.stopWatching();
     response.setStatus(200);
     response.getHeaders().put(Exchange.JSON_TYPE);
@@ -269,6 +270,7 @@ final class Relay {
     }
     startStream(a);
     a.decision.reportFinished(t.usage());
+    x.g.responseChains.streamed(x.req(), a.endpoint(), a.prepared.upstreamFormat(), t);
     boolean deferred;
     synchronized (x) {
       deferred = x.writing;

@@ -35,7 +35,8 @@ import picocli.CommandLine.Option;
     name = "serve",
     mixinStandardHelpOptions = true,
     description = {
-        "Serves an OpenAI- and Anthropic-compatible API (/v1/chat/completions, /v1/completions, /v1/messages, "
+        "Serves an OpenAI- and Anthropic-compatible API (/v1/chat/completions, /v1/completions, /v1/responses, "
+            + "/v1/messages, "
             + "/v1/messages/count_tokens, /v1/models) plus /health, /ready and /metrics, routing each request "
             + "cache-aware across the fleet.",
         "",

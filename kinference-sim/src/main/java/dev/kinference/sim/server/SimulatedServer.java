@@ -90,6 +90,7 @@ public final class SimulatedServer implements AutoCloseable {
   private final ApproximateTokenizer tokenizer = new ApproximateTokenizer();
   private final SyntheticText text = new SyntheticText(tokenizer);
   private final Server jetty;
+  private final SimResponses responses;
   private final ServerConnector connector;
   private final int port;
   private final KvEventBatchWriter encoder;
@@ -139,7 +140,9 @@ public final class SimulatedServer implements AutoCloseable {
     // long waits for a first token are normal under load; only a silent client should time out
     connector.setIdleTimeout(TimeUnit.MINUTES.toMillis(30));
     jetty.addConnector(connector);
-    jetty.setHandler(new SimHttpHandler(this));
+    SimHttpHandler handler = new SimHttpHandler(this);
+    this.responses = handler.responses();
+    jetty.setHandler(handler);
     this.metrics = newMetrics();
     jetty.start();
     this.port = connector.getLocalPort();
@@ -284,6 +287,11 @@ public final class SimulatedServer implements AutoCloseable {
     } catch (TokenizationException e) {
       throw new IllegalStateException("the approximate tokenizer never fails", e);
     }
+  }
+
+  /** The Responses API endpoint and its stored responses. */
+  SimResponses responses() {
+    return responses;
   }
 
   SyntheticText text() {
