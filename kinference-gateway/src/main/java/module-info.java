@@ -13,6 +13,7 @@ module dev.kinference.gateway {
   // found by ServiceLoader for redis:// state stores; required so that the module graph always has it
   requires dev.kinference.state.redis;
   requires java.net.http;
+  requires com.github.benmanes.caffeine;
   requires org.eclipse.jetty.server;
   requires org.eclipse.jetty.client;
   requires org.eclipse.jetty.http2.server;
@@ -21,6 +22,12 @@ module dev.kinference.gateway {
   requires org.eclipse.jetty.util;
   requires info.picocli;
   requires org.slf4j;
+  // traces: the API (no-op without an SDK) and the SDK's autoconfiguration from OTEL_* variables
+  requires transitive io.opentelemetry.api;
+  requires io.opentelemetry.context;
+  requires io.opentelemetry.sdk;
+  requires io.opentelemetry.sdk.autoconfigure;
+  requires io.opentelemetry.sdk.autoconfigure.spi;
 
   exports dev.kinference.gateway;
 

@@ -5,4 +5,5 @@ module dev.kinference.testkit {
   requires org.assertj.core;
 
   exports dev.kinference.testkit;
+  exports dev.kinference.testkit.vllm;
 }

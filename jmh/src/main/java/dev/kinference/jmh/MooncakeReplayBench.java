@@ -40,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * KV cache (an LRU of {@code gpuBlocks} blocks, requests assigned to workers at random) is simulated beforehand to
  * produce the BlockStored and BlockRemoved events it would publish, replayed right after the request's lookup.
  *
- * <p>The trace is generated in the published format ({@link MooncakeTrace}) unless {@code traceFile} names one (the
+ * <p>The trace is generated in the published format ({@link MooncakeTraceFile}) unless {@code traceFile} names one (the
  * real trace works). Each hash id is 512 tokens: 32 blocks of 16 (vLLM's block size), or one block as Dynamo's
  * benchmark maps it ({@code blocksPerHashId}). The replay is scaled so that it offers
  * {@code offeredBlockOpsPerSec} block operations per second, counted as Dynamo counts them (blocks looked up plus
@@ -165,11 +165,11 @@ public class MooncakeReplayBench {
     Path file;
     if (traceFile.isEmpty()) {
       file = Files.createTempFile("mooncake-", ".jsonl");
-      MooncakeTrace.generate(file, requests, 20, 42);
+      MooncakeTraceFile.generate(file, requests, 20, 42);
     } else {
       file = Path.of(traceFile);
     }
-    List<MooncakeTrace.Request> trace = MooncakeTrace.read(file);
+    List<MooncakeTraceFile.Request> trace = MooncakeTraceFile.read(file);
     if (traceFile.isEmpty()) {
       Files.deleteIfExists(file);
     }
@@ -188,7 +188,7 @@ public class MooncakeReplayBench {
   }
 
   /** Assigns requests to workers and simulates each worker's LRU block pool to derive its events. */
-  private void simulate(List<MooncakeTrace.Request> trace) {
+  private void simulate(List<MooncakeTraceFile.Request> trace) {
     SplittableRandom assign = new SplittableRandom(42);
     // The same KV capacity in tokens whatever a block stands for.
     int poolBlocks = Math.max(1, (int) ((long) gpuBlocks * blocksPerHashId / 32));
@@ -199,7 +199,7 @@ public class MooncakeReplayBench {
     long seed = BlockKeys.seed(Workloads.MODEL, null, null);
     long t0 = trace.isEmpty() ? 0 : trace.get(0).timestampMs();
     int[] block = new int[Workloads.BLOCK_SIZE];
-    for (MooncakeTrace.Request req : trace) {
+    for (MooncakeTraceFile.Request req : trace) {
       int perId = blocksPerHashId;
       int blocks = perId == 1 ? req.hashIds().length
           : Math.min(req.inputLength() / Workloads.BLOCK_SIZE, req.hashIds().length * perId);

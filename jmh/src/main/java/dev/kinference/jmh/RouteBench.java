@@ -109,14 +109,14 @@ public class RouteBench {
     pretokenized = new InferenceRequest[pool];
     String[] systemPrompts = new String[SYSTEM_PROMPTS];
     for (int i = 0; i < SYSTEM_PROMPTS; i++) {
-      systemPrompts[i] = Prompts.words(-1 - i, systemWords);
+      systemPrompts[i] = ChatPrompts.words(-1 - i, systemWords);
     }
     int conversations = 0;
     for (int d = 0; d < pool || cacheIndex.entryCount() < indexedBlocks; d++) {
       conversations++;
       String system = systemPrompts[d % SYSTEM_PROMPTS];
-      String user = Prompts.words(d, userWords);
-      InferenceRequest request = Prompts.chat(system, user);
+      String user = ChatPrompts.words(d, userWords);
+      InferenceRequest request = ChatPrompts.chat(system, user);
       TokenizedPrompt prompt = request.tokenize(router.tokenizer());
       EndpointState holder = states[d % endpoints];
       if (cacheIndex instanceof PreciseCacheIndex) {
@@ -152,7 +152,7 @@ public class RouteBench {
   @Benchmark
   public RoutingDecision endToEnd() {
     next = (next + 1) & poolMask;
-    RoutingDecision d = router.route(Prompts.chat(systems[next], users[next]));
+    RoutingDecision d = router.route(ChatPrompts.chat(systems[next], users[next]));
     d.reportFinished(Usage.UNKNOWN);
     return d;
   }

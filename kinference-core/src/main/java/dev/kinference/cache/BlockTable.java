@@ -10,11 +10,13 @@ import java.util.concurrent.locks.LockSupport;
  * Router block key -> set of endpoint slots holding it: the shared structure of both cache indexes.
  *
  * <p>64 segments, chosen by the key's top six bits; each an open-addressing table with linear probing over a single
- * {@code long[]} of entries, each entry a key followed by its slot bitset ({@code words} longs), so a probe touches
- * one cache line. Key 0 marks an empty entry ({@link dev.kinference.prompt.BlockKeys} never produces it). A key's
- * home entry is its low 32 bits scaled to the capacity, so capacities need not be powers of two: a segment grows by
- * half when three quarters full and shrinks when less than a quarter full, keeping its arrays between 1.33 and
- * about 4 entries' worth per key (between 1.33 and 2 while it grows).
+ * {@code long[]} of entries, each entry a key followed by its holder word (a set of endpoint slots, see
+ * {@link HolderSets}: inline while few endpoints hold the key, out of line only when many do), so a probe touches one
+ * cache line and an entry costs 16 bytes whatever the fleet's size. Key 0 marks an empty entry
+ * ({@link dev.kinference.prompt.BlockKeys} never produces it). A key's home entry is its low 32 bits scaled to the
+ * capacity, so capacities need not be powers of two: a segment grows by half when three quarters full and shrinks
+ * when less than a quarter full, keeping its arrays between 1.33 and about 4 entries' worth per key (between 1.33
+ * and 2 while it grows).
  *
  * <p>A {@link #walk} looks up a prompt's keys in growing chunks (8, 16, 32, then 64 keys): it first loads every
  * chunk key's home entry, plain independent loads whose cache misses overlap, then resolves the keys in order from
@@ -23,7 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Thread-safety: each segment has a version (a sequence lock): a writer makes it odd while it changes the
  * segment and even again after, writers of one segment exclude each other, and {@link #walk} reads without
- * locking and re-reads when the version moved, so readers never see a torn entry and never block writers.
+ * locking and re-reads when the version moved, so readers never see a torn entry and never block writers. A
+ * segment's out-of-line holder sets ({@link HolderSets}) are written under its lock and read under the same version
+ * check; a torn read of them is bounded and discarded like a torn entry.
  */
 final class BlockTable {
 
@@ -50,18 +54,17 @@ final class BlockTable {
   private static final VarHandle VERSION = MethodHandles.arrayElementVarHandle(long[].class);
   private static final VarHandle TAB = MethodHandles.arrayElementVarHandle(Tab[].class);
 
+  /** Longs per entry: the key, then its holder word. */
+  private static final int STRIDE = 2;
+
   /** Immutable shape of a segment's array; replaced whole on resize. Final fields: safe to read through a race. */
   private static final class Tab {
     final long[] slots;
     final int capacity;
-    final int words;
-    final int stride;
 
-    Tab(int capacity, int words) {
+    Tab(int capacity) {
       this.capacity = capacity;
-      this.words = words;
-      this.stride = words + 1;
-      this.slots = new long[capacity * stride];
+      this.slots = new long[capacity * STRIDE];
     }
   }
 
@@ -86,10 +89,13 @@ final class BlockTable {
   private final Tab[] tabs = new Tab[SEGMENTS];
   private final long[] versions = new long[SEGMENTS * VERSION_STRIDE];
   private final int[] sizes = new int[SEGMENTS]; // each guarded by its segment's version (odd = held)
+  /** Each segment's out-of-line holder sets; written under the segment's lock, read like its table. */
+  private final HolderSets[] holders = new HolderSets[SEGMENTS];
 
   BlockTable() {
     for (int i = 0; i < SEGMENTS; i++) {
-      tabs[i] = new Tab(MIN_CAPACITY, 1);
+      tabs[i] = new Tab(MIN_CAPACITY);
+      holders[i] = new HolderSets();
     }
     VarHandle.releaseFence();
   }
@@ -168,7 +174,7 @@ final class BlockTable {
     for (int i = 0; i < count; i++) {
       long key = keys[i];
       Tab t = tab(segmentOf(key));
-      sink ^= t.slots[home(key, t.capacity) * t.stride];
+      sink ^= t.slots[home(key, t.capacity) * STRIDE];
     }
     return sink;
   }
@@ -179,24 +185,23 @@ final class BlockTable {
     long held = lock(s);
     try {
       Tab t = tabs[s];
-      int word = slot >>> 6;
-      if (word >= t.words) {
-        t = rebuild(s, t.capacity, word + 1);
-      }
       int i = find(t, key);
       if (i < 0) {
         if ((sizes[s] + 1) * 4L > t.capacity * 3L) {
-          t = rebuild(s, grown(t.capacity), t.words);
+          t = rebuild(s, grown(t.capacity));
         }
         i = insertionPoint(t, key);
-        t.slots[i * t.stride] = key;
+        t.slots[i * STRIDE] = key;
         sizes[s]++;
       }
-      int m = i * t.stride + 1 + word;
-      long bit = 1L << slot;
-      boolean added = (t.slots[m] & bit) == 0;
-      t.slots[m] |= bit;
-      return added;
+      int m = i * STRIDE + 1;
+      HolderSets sets = holders[s];
+      long h = t.slots[m];
+      if (sets.contains(h, slot)) {
+        return false;
+      }
+      t.slots[m] = sets.with(h, slot);
+      return true;
     } finally {
       unlock(s, held);
     }
@@ -208,25 +213,22 @@ final class BlockTable {
     long held = lock(s);
     try {
       Tab t = tabs[s];
-      int word = slot >>> 6;
-      if (word >= t.words) {
-        return false;
-      }
       int i = find(t, key);
       if (i < 0) {
         return false;
       }
-      int m = i * t.stride + 1 + word;
-      long bit = 1L << slot;
-      if ((t.slots[m] & bit) == 0) {
+      int m = i * STRIDE + 1;
+      HolderSets sets = holders[s];
+      long h = t.slots[m];
+      if (!sets.contains(h, slot)) {
         return false;
       }
-      t.slots[m] &= ~bit;
+      t.slots[m] = sets.without(h, slot);
       if (isEmpty(t, i)) {
         delete(t, i);
         sizes[s]--;
         if (t.capacity > MIN_CAPACITY && sizes[s] * 4L < t.capacity) {
-          rebuild(s, sizes[s] * 2, t.words);
+          rebuild(s, sizes[s] * 2);
         }
       }
       return true;
@@ -241,9 +243,8 @@ final class BlockTable {
     while (true) {
       long v = readVersion(s);
       Tab t = tab(s);
-      int word = slot >>> 6;
       int i = find(t, key);
-      boolean held = i >= 0 && word < t.words && (t.slots[i * t.stride + 1 + word] & (1L << slot)) != 0;
+      boolean held = i >= 0 && holders[s].contains(t.slots[i * STRIDE + 1], slot);
       if (validate(s, v)) {
         return held;
       }
@@ -252,25 +253,21 @@ final class BlockTable {
 
   /** Removes {@code slot} from every entry: O(table size), for a server restart or an endpoint that left. */
   void clearSlot(int slot) {
-    int word = slot >>> 6;
-    long keep = ~(1L << slot);
     for (int s = 0; s < SEGMENTS; s++) {
       long held = lock(s);
       try {
         Tab t = tabs[s];
-        if (word >= t.words) {
-          continue;
-        }
+        HolderSets sets = holders[s];
         boolean emptied = false;
         for (int i = 0; i < t.capacity; i++) {
-          int base = i * t.stride;
-          if (t.slots[base] != 0) {
-            t.slots[base + 1 + word] &= keep;
+          int m = i * STRIDE + 1;
+          if (t.slots[m - 1] != 0 && sets.contains(t.slots[m], slot)) {
+            t.slots[m] = sets.without(t.slots[m], slot);
             emptied |= isEmpty(t, i);
           }
         }
         if (emptied) {
-          rebuild(s, t.capacity, t.words);
+          rebuild(s, t.capacity);
         }
       } finally {
         unlock(s, held);
@@ -292,11 +289,16 @@ final class BlockTable {
     return n;
   }
 
-  /** Bytes held by the arrays (excluding object headers): for memory reporting. */
+  /** Bytes held by the arrays (the tables' without object headers, the holder sets' with): for memory reporting. */
   long arrayBytes() {
     long n = 0;
     for (int s = 0; s < SEGMENTS; s++) {
-      n += 8L * tab(s).slots.length;
+      long held = lock(s);
+      try {
+        n += 8L * tabs[s].slots.length + holders[s].arrayBytes();
+      } finally {
+        unlock(s, held);
+      }
     }
     return n;
   }
@@ -327,7 +329,7 @@ final class BlockTable {
       for (int i = b; i < end; i++) {
         long key = keys.key(i);
         Tab t = segmentTabs[segmentOf(key)];
-        sink ^= t.slots[home(key, t.capacity) * t.stride];
+        sink ^= t.slots[home(key, t.capacity) * STRIDE];
       }
       scratch.sink ^= sink;
       // Then resolve each key in order, from cache, under its segment's version. (A plain read of the segment's
@@ -339,7 +341,7 @@ final class BlockTable {
           long h;
           long v = readVersion(s);
           while (true) {
-            h = held1(segmentTabs[s], key);
+            h = held1(segmentTabs[s], holders[s], key);
             if (validate(s, v)) {
               break;
             }
@@ -498,7 +500,7 @@ final class BlockTable {
     int s = segmentOf(key);
     long v = readVersion(s);
     while (true) {
-      readHeld(tabs[s], key, out, 0, words);
+      readHeld(tabs[s], holders[s], key, out, words);
       if (validate(s, v)) {
         return;
       }
@@ -518,7 +520,7 @@ final class BlockTable {
 
   private long warmHome(long key) {
     Tab t = tabs[segmentOf(key)];
-    return t.slots[home(key, t.capacity) * t.stride];
+    return t.slots[home(key, t.capacity) * STRIDE];
   }
 
   private static long anyOf(long[] words, int n) {
@@ -529,18 +531,16 @@ final class BlockTable {
     return any;
   }
 
-  /** Copies the holders of {@code key} into {@code out[at, at + words)}; a torn read is caught by the caller. */
-  private static void readHeld(Tab t, long key, long[] out, int at, int words) {
+  /** Copies the holders of {@code key} into {@code out[0, words)}; a torn read is caught by the caller. */
+  private static void readHeld(Tab t, HolderSets sets, long key, long[] out, int words) {
     int i = find(t, key);
-    for (int w = 0; w < words; w++) {
-      out[at + w] = i >= 0 && w < t.words ? t.slots[i * t.stride + 1 + w] : 0;
-    }
+    sets.copyTo(i < 0 ? 0 : t.slots[i * STRIDE + 1], out, 0, words);
   }
 
   /** Word 0 of the holders of {@code key}, or 0. */
-  private static long held1(Tab t, long key) {
+  private static long held1(Tab t, HolderSets sets, long key) {
     int i = find(t, key);
-    return i < 0 ? 0 : t.slots[i * t.stride + 1];
+    return i < 0 ? 0 : sets.word0(t.slots[i * STRIDE + 1]);
   }
 
   // ---- table internals ----
@@ -549,10 +549,9 @@ final class BlockTable {
   private static int find(Tab t, long key) {
     long[] slots = t.slots;
     int cap = t.capacity;
-    int stride = t.stride;
     int i = home(key, cap);
     for (int probes = 0; probes < cap; probes++) {
-      long k = slots[i * stride];
+      long k = slots[i * STRIDE];
       if (k == key) {
         return i;
       }
@@ -567,26 +566,20 @@ final class BlockTable {
   private static int insertionPoint(Tab t, long key) {
     int cap = t.capacity;
     int i = home(key, cap);
-    while (t.slots[i * t.stride] != 0) {
+    while (t.slots[i * STRIDE] != 0) {
       i = i + 1 == cap ? 0 : i + 1;
     }
     return i;
   }
 
   private static boolean isEmpty(Tab t, int i) {
-    int base = i * t.stride + 1;
-    for (int w = 0; w < t.words; w++) {
-      if (t.slots[base + w] != 0) {
-        return false;
-      }
-    }
-    return true;
+    return t.slots[i * STRIDE + 1] == 0;
   }
 
   /** Backward-shift deletion keeps probe chains intact without tombstones. */
   private static void delete(Tab t, int hole) {
     int cap = t.capacity;
-    int stride = t.stride;
+    int stride = STRIDE;
     long[] slots = t.slots;
     int i = hole;
     while (true) {
@@ -612,11 +605,11 @@ final class BlockTable {
   }
 
   /** Copies segment {@code s}'s live entries into a new array of at least {@code capacity} entries; s is held. */
-  private Tab rebuild(int s, int capacity, int words) {
+  private Tab rebuild(int s, int capacity) {
     Tab old = tabs[s];
     int live = 0;
     for (int i = 0; i < old.capacity; i++) {
-      if (old.slots[i * old.stride] != 0 && !isEmpty(old, i)) {
+      if (old.slots[i * STRIDE] != 0 && !isEmpty(old, i)) {
         live++;
       }
     }
@@ -624,15 +617,14 @@ final class BlockTable {
     while (live * 4L > cap * 3L) {
       cap = grown(cap);
     }
-    Tab t = new Tab(cap, words);
-    int copyWords = Math.min(words, old.words);
+    Tab t = new Tab(cap);
     for (int i = 0; i < old.capacity; i++) {
-      int from = i * old.stride;
+      int from = i * STRIDE;
       long k = old.slots[from];
       if (k != 0 && !isEmpty(old, i)) {
         int j = insertionPoint(t, k);
-        t.slots[j * t.stride] = k;
-        System.arraycopy(old.slots, from + 1, t.slots, j * t.stride + 1, copyWords);
+        t.slots[j * STRIDE] = k;
+        t.slots[j * STRIDE + 1] = old.slots[from + 1]; // the holder word; its arrays, if any, stay where they are
       }
     }
     sizes[s] = live;

@@ -7,7 +7,9 @@ public enum ApiFormat {
   /** OpenAI {@code POST /v1/completions}. */
   OPENAI_COMPLETIONS("/v1/completions"),
   /** Anthropic {@code POST /v1/messages}. */
-  ANTHROPIC_MESSAGES("/v1/messages");
+  ANTHROPIC_MESSAGES("/v1/messages"),
+  /** OpenAI {@code POST /v1/responses} (the Responses API, which vLLM serves too). */
+  OPENAI_RESPONSES("/v1/responses");
 
   private final String path;
 

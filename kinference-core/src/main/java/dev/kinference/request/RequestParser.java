@@ -17,7 +17,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Parses OpenAI and Anthropic request bodies into {@link InferenceRequest}s, enforcing size limits.
+ * Parses OpenAI (chat, completions, Responses) and Anthropic request bodies into {@link InferenceRequest}s, enforcing size limits.
  *
  * <p>Instances are immutable and thread-safe. Every problem is reported as an {@link InvalidRequestException} whose
  * message names the field; nothing is dropped or guessed silently.
@@ -85,6 +85,7 @@ public final class RequestParser {
       case OPENAI_CHAT -> parseOpenAiChat(object);
       case OPENAI_COMPLETIONS -> parseOpenAiCompletions(object);
       case ANTHROPIC_MESSAGES -> parseAnthropicMessages(object);
+      case OPENAI_RESPONSES -> ResponsesParser.parse(this, object);
     };
   }
 
@@ -189,7 +190,7 @@ public final class RequestParser {
     return new Message(role.equals("developer") ? "system" : role, parts);
   }
 
-  private void openAiContent(JsonNode content, String path, List<ContentPart> out) throws InvalidRequestException {
+  void openAiContent(JsonNode content, String path, List<ContentPart> out) throws InvalidRequestException {
     if (content.isTextual()) {
       out.add(new ContentPart.Text(content.asText()));
       return;
@@ -387,7 +388,7 @@ public final class RequestParser {
     }
   }
 
-  private InferenceRequest.Builder common(ObjectNode root, ApiFormat format) throws InvalidRequestException {
+  InferenceRequest.Builder common(ObjectNode root, ApiFormat format) throws InvalidRequestException {
     InferenceRequest.Builder b = InferenceRequest.builder(requireModel(root)).format(format).body(root);
     JsonNode stream = root.get("stream");
     if (stream != null && !stream.isNull()) {
@@ -418,14 +419,16 @@ public final class RequestParser {
   }
 
   /**
-   * The body's session hints, strongest first: OpenAI's {@code prompt_cache_key} (the client's own grouping of
-   * requests that share a prefix), Anthropic's {@code metadata.user_id} and OpenAI's {@code safety_identifier} (one
+   * The body's session hints, strongest first: the Responses API's {@code previous_response_id} (the conversation
+   * this request continues; the gateway resolves it to the conversation's first response), OpenAI's
+   * {@code prompt_cache_key} (the client's own grouping of requests that share a prefix), Anthropic's {@code metadata.user_id} and OpenAI's {@code safety_identifier} (one
    * end user, who may hold several conversations), then OpenAI's {@code user} (deprecated, often a constant). Values
    * that are not non-blank strings of at most {@value #MAX_SESSION_HINT} characters are ignored, not rejected:
    * they are hints. The gateway lets headers override these (see {@code SessionHints} there).
    */
   private static void sessionHint(ObjectNode root, InferenceRequest.Builder b) {
-    String[][] fields = {{"prompt_cache_key"}, {"metadata", "user_id"}, {"safety_identifier"}, {"user"}};
+    String[][] fields = {{"previous_response_id"}, {"prompt_cache_key"}, {"metadata", "user_id"},
+        {"safety_identifier"}, {"user"}};
     for (String[] path : fields) {
       JsonNode v = root;
       for (String f : path) {
@@ -455,7 +458,7 @@ public final class RequestParser {
     return model.asText();
   }
 
-  private static void tools(ObjectNode root, InferenceRequest.Builder b) throws InvalidRequestException {
+  static void tools(ObjectNode root, InferenceRequest.Builder b) throws InvalidRequestException {
     JsonNode tools = root.get("tools");
     if (tools == null || tools.isNull()) {
       return;
@@ -472,7 +475,7 @@ public final class RequestParser {
     }
   }
 
-  private void checkMessageCount(JsonNode messages) throws InvalidRequestException {
+  void checkMessageCount(JsonNode messages) throws InvalidRequestException {
     if (messages.size() > maxMessages) {
       throw new RequestTooLargeException("messages", messages.size(), maxMessages);
     }
@@ -489,7 +492,7 @@ public final class RequestParser {
     return value;
   }
 
-  private static String requireString(JsonNode node, String field, String path) throws InvalidRequestException {
+  static String requireString(JsonNode node, String field, String path) throws InvalidRequestException {
     JsonNode value = node.get(field);
     String fieldPath = path.isEmpty() ? field : path + "." + field;
     if (value == null || value.isNull()) {
@@ -501,7 +504,7 @@ public final class RequestParser {
     return value.asText();
   }
 
-  private static String optionalString(JsonNode node, String field, String path, String fallback)
+  static String optionalString(JsonNode node, String field, String path, String fallback)
       throws InvalidRequestException {
     JsonNode value = node.get(field);
     if (value == null || value.isNull()) {
@@ -513,7 +516,7 @@ public final class RequestParser {
     return value.asText();
   }
 
-  private static @Nullable Integer optionalPositiveInt(JsonNode node, String field) throws InvalidRequestException {
+  static @Nullable Integer optionalPositiveInt(JsonNode node, String field) throws InvalidRequestException {
     JsonNode value = node.get(field);
     if (value == null || value.isNull()) {
       return null;
@@ -524,7 +527,7 @@ public final class RequestParser {
     return value.intValue();
   }
 
-  private static String digest(String data) {
+  static String digest(String data) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       return "sha256:" + HexFormat.of().formatHex(sha.digest(data.getBytes(StandardCharsets.UTF_8)));

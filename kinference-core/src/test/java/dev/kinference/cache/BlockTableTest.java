@@ -12,6 +12,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@link BlockTable} against a plain map model: random adds, removes, slot clears and walks. */
@@ -60,13 +61,13 @@ class BlockTableTest {
     return depth;
   }
 
+  /** Few distinct keys in a large fleet make dense holder sets: every form of {@link HolderSets} is exercised. */
   @ParameterizedTest
-  @ValueSource(ints = {3, 64, 130})
-  void matchesAMapModelUnderRandomOperations(int slots) {
+  @CsvSource({"3, 5000", "64, 5000", "130, 5000", "1024, 5000", "300, 200", "1024, 40"})
+  void matchesAMapModelUnderRandomOperations(int slots, int distinct) {
     SplittableRandom r = new SplittableRandom(slots);
     BlockTable table = new BlockTable();
     Map<Long, BitSet> model = new HashMap<>();
-    int distinct = 5_000;
     for (int op = 0; op < 60_000; op++) {
       long k = key(r, distinct);
       int slot = r.nextInt(slots);

@@ -79,6 +79,8 @@ public final class Gateway implements AutoCloseable {
   private static final long QUIET_NANOS = 500_000_000L;
   final RequestParser parser;
   final GatewayMetrics metrics;
+  final RequestRecorder recorder;
+  final GatewayTracing tracing;
   final AdmissionQueue<Exchange> queue;
   final Duration queueMaxWait;
   final Duration requestTimeout;
@@ -87,6 +89,8 @@ public final class Gateway implements AutoCloseable {
   final boolean blockingPlugins;
   final boolean debugHeaders;
   final Set<Exchange> active = ConcurrentHashMap.newKeySet();
+  /** Which endpoint holds each stored Responses API response, for requests that continue it. */
+  final ResponseChains responseChains = ResponseChains.defaults();
   /** Pooling and tokenizer requests ({@link Pooling}) between their body's arrival and their answer's last byte. */
   final java.util.concurrent.atomic.AtomicInteger poolingActive = new java.util.concurrent.atomic.AtomicInteger();
   private final Server server;
@@ -107,7 +111,9 @@ public final class Gateway implements AutoCloseable {
     this.accessLog = b.accessLog;
     this.blockingPlugins = b.blockingPlugins;
     this.debugHeaders = b.debugHeaders;
-    this.metrics = new GatewayMetrics(router.fleet(), queue::size, this::activeRequests);
+    this.metrics = new GatewayMetrics(router.fleet(), router.cacheIndex(), queue::size, this::activeRequests);
+    this.recorder = new RequestRecorder(metrics, accessLog);
+    this.tracing = GatewayTracing.of(b.openTelemetry);
     if (guard instanceof GovernanceGuard governed) {
       StateStoreMetrics.register(metrics.registry, governed.governance());
       this.usageEndpoint = new UsageEndpoint(governed.governance(), b.adminKey);
@@ -330,6 +336,7 @@ public final class Gateway implements AutoCloseable {
       log.warn("Stopping the gateway's server failed", e);
     }
     upstreams.close();
+    tracing.close();
   }
 
   /** Configures a {@link Gateway}; each setter validates its argument. Not thread-safe. */
@@ -356,6 +363,7 @@ public final class Gateway implements AutoCloseable {
     private int probePort = -1;
     private SlowClientGuard.Settings slowClients = SlowClientGuard.Settings.DEFAULT;
     private @Nullable Executor upstreamExecutor;
+    private io.opentelemetry.api.@Nullable OpenTelemetry openTelemetry;
 
     private Builder() {}
 
@@ -443,6 +451,16 @@ public final class Gateway implements AutoCloseable {
     /** Prices of local models (for cost metrics and accounting). Default: free. */
     public Builder localPrices(PriceTable prices) {
       this.localPrices = Objects.requireNonNull(prices, "prices");
+      return this;
+    }
+
+    /**
+     * Where traces go. Default: an SDK configured from the standard {@code OTEL_*} variables when
+     * {@code OTEL_TRACES_EXPORTER}, {@code OTEL_EXPORTER_OTLP_ENDPOINT} or {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}
+     * is set (the gateway closes it), else none (the API's no-op). One given here is the caller's to close.
+     */
+    public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+      this.openTelemetry = Objects.requireNonNull(openTelemetry, "openTelemetry");
       return this;
     }
 

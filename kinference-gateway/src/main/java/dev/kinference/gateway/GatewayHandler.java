@@ -89,6 +89,8 @@ final class GatewayHandler extends Handler.Abstract {
           : methodNotAllowed(request, response, callback, "POST");
       case "/v1/messages" -> post ? inference(request, response, callback, ApiFormat.ANTHROPIC_MESSAGES)
           : methodNotAllowed(request, response, callback, "POST");
+      case "/v1/responses" -> post ? inference(request, response, callback, ApiFormat.OPENAI_RESPONSES)
+          : methodNotAllowed(request, response, callback, "POST");
       case "/v1/messages/count_tokens" -> post ? countTokens(request, response, callback)
           : methodNotAllowed(request, response, callback, "POST");
       case "/v1/models" -> get ? models(request, response, callback)

@@ -1,19 +1,28 @@
 package dev.kinference.gateway;
 
+import dev.kinference.cache.CacheIndex;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
 import dev.kinference.policy.classify.DetectorFailures;
 import java.util.List;
 import java.util.function.IntSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's metrics, per tenant and endpoint. Names follow the OpenTelemetry GenAI semantic conventions where
  * one exists ({@code gen_ai.server.time_to_first_token}, {@code gen_ai.server.request.duration},
- * {@code gen_ai.server.time_per_output_token}, {@code gen_ai.client.token.usage}), rendered as Prometheus names
- * (dots to underscores, the unit {@code s} as {@code _seconds}); the rest are {@code kinference_gateway_*}.
+ * {@code gen_ai.server.time_per_output_token}, {@code gen_ai.client.token.usage},
+ * {@code gen_ai.client.operation.duration}), with their attributes and recommended buckets, rendered as
+ * OpenTelemetry's Prometheus exporter renders them (dots to underscores, the unit {@code s} as {@code _seconds}, an
+ * annotation unit such as {@code {token}} dropped); the rest are {@code kinference_gateway_*}, the router's view of
+ * each endpoint ({@link RouterView}) and {@code kinference_build_info}. The mapping is in the gateway's README.
  * Thread-safe.
  */
 final class GatewayMetrics {
+
+  /** The labels of the GenAI server histograms: the conventions' attributes, plus tenant and endpoint. */
+  static final String[] GEN_AI_LABELS = {"tenant", "gen_ai_operation_name", "gen_ai_provider_name",
+      "gen_ai_request_model", "gen_ai_response_model", "endpoint"};
 
   final Metrics registry = new Metrics();
 
@@ -57,19 +66,32 @@ final class GatewayMetrics {
   final Metrics.Histogram queueWait = registry.histogram("kinference_gateway_queue_wait_seconds",
       "Time spent in the gateway queue.", Metrics.SECONDS, "tenant");
   final Metrics.Histogram ttft = registry.histogram("gen_ai_server_time_to_first_token_seconds",
-      "Time from the request's arrival to the first content reaching the client (streams).", Metrics.SECONDS,
-      "tenant", "gen_ai_request_model", "endpoint");
+      "gen_ai.server.time_to_first_token: time from the request's arrival to the first content reaching the client "
+          + "(streams that succeeded).", Metrics.GEN_AI_TTFT, GEN_AI_LABELS);
   final Metrics.Histogram duration = registry.histogram("gen_ai_server_request_duration_seconds",
-      "Time from the request's arrival to its last byte.", Metrics.SECONDS,
-      "tenant", "gen_ai_request_model", "gen_ai_operation_name", "endpoint", "error_type");
+      "gen_ai.server.request.duration: time from the request's arrival to its last byte.", Metrics.GEN_AI_DURATION,
+      withLast(GEN_AI_LABELS, "error_type"));
   final Metrics.Histogram timePerOutputToken = registry.histogram("gen_ai_server_time_per_output_token_seconds",
-      "Time per output token after the first (streams).", Metrics.SECONDS,
-      "tenant", "gen_ai_request_model", "endpoint");
+      "gen_ai.server.time_per_output_token: time per output token after the first (streams that succeeded).",
+      Metrics.GEN_AI_TPOT, GEN_AI_LABELS);
   final Metrics.Histogram tokenUsage = registry.histogram("gen_ai_client_token_usage",
-      "Tokens per request, by type (input, output).", Metrics.TOKENS,
-      "tenant", "gen_ai_request_model", "endpoint", "gen_ai_token_type");
+      "gen_ai.client.token.usage: tokens per request, by type (input, output), as charged.", Metrics.TOKENS,
+      withLast(GEN_AI_LABELS, "gen_ai_token_type"));
+  final Metrics.Histogram operationDuration = registry.histogram("gen_ai_client_operation_duration_seconds",
+      "gen_ai.client.operation.duration: the gateway as a client of its upstreams, one observation per attempt, "
+          + "from sending it to its answer's end (or its failure).", Metrics.GEN_AI_DURATION,
+      "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "endpoint",
+      "server_address", "error_type");
+  final Metrics.Histogram routingDuration = registry.histogram("kinference_gateway_routing_duration_seconds",
+      "Time the router took to decide, by outcome (routed, refused, failed).", Metrics.ROUTING_SECONDS, "outcome");
 
   GatewayMetrics(Fleet fleet, IntSupplier queueDepth, IntSupplier active) {
+    this(fleet, null, queueDepth, active);
+  }
+
+  GatewayMetrics(Fleet fleet, @Nullable CacheIndex cacheIndex, IntSupplier queueDepth, IntSupplier active) {
+    RouterView.register(registry, fleet, cacheIndex);
+    BuildInfo.register(registry);
     registry.gauge("kinference_gateway_active_requests",
         "Requests being handled now: queued, waiting for a first token, or streaming.",
         out -> out.accept(new Metrics.Gauge.Sample(List.of(), active.getAsInt())));
@@ -96,6 +118,12 @@ final class GatewayMetrics {
             + "reason; each such request was treated as personal and kept local.",
         out -> DetectorFailures.snapshot().forEach((k, v) -> out.accept(new Metrics.Gauge.Sample(k, v))),
         "detector", "reason");
+  }
+
+  private static String[] withLast(String[] labels, String last) {
+    String[] all = java.util.Arrays.copyOf(labels, labels.length + 1);
+    all[labels.length] = last;
+    return all;
   }
 
   String render() {

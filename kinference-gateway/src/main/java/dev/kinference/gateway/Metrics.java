@@ -20,8 +20,20 @@ final class Metrics {
 
   /** Latency buckets, seconds: from a cache-hit first token to a long generation. */
   static final double[] SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
-  /** The OpenTelemetry GenAI semantic conventions' buckets for token counts. */
-  static final double[] TOKENS = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304};
+  /** The OpenTelemetry GenAI semantic conventions' buckets for {@code gen_ai.client.token.usage}. */
+  static final double[] TOKENS = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
+      16777216, 67108864};
+  /** The conventions' buckets for the client operation and the server request durations. */
+  static final double[] GEN_AI_DURATION = {0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
+      40.96, 81.92};
+  /** The conventions' buckets for {@code gen_ai.server.time_to_first_token}. */
+  static final double[] GEN_AI_TTFT = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+      7.5, 10.0};
+  /** The conventions' buckets for {@code gen_ai.server.time_per_output_token}. */
+  static final double[] GEN_AI_TPOT = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5};
+  /** Routing-decision latency, seconds: a decision takes microseconds unless a plugin or tokenizer is slow. */
+  static final double[] ROUTING_SECONDS = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+      0.01, 0.025, 0.05, 0.1};
 
   private final List<Family> families = new ArrayList<>();
 

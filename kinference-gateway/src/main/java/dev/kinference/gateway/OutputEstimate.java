@@ -13,7 +13,7 @@ final class OutputEstimate {
 
   private OutputEstimate() {}
 
-  /** The estimate for an OpenAI chat or completions response, or an Anthropic message. */
+  /** The estimate for an OpenAI chat, completions or Responses API response, or an Anthropic message. */
   static int ofResponse(JsonNode response) {
     long chars = 0;
     for (JsonNode choice : response.path("choices")) {
@@ -22,6 +22,12 @@ final class OutputEstimate {
       chars += text(message.path("content")) + text(message.path("reasoning_content"));
       for (JsonNode call : message.path("tool_calls")) {
         chars += text(call.path("function").path("arguments")) + text(call.path("function").path("name"));
+      }
+    }
+    for (JsonNode item : response.path("output")) { // a Responses API response
+      chars += text(item.path("arguments"));
+      for (JsonNode part : item.path("content")) {
+        chars += text(part.path("text")) + text(part.path("refusal"));
       }
     }
     for (JsonNode block : response.path("content")) {

@@ -20,6 +20,7 @@ import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.Price;
 import dev.kinference.routing.Router;
 import dev.kinference.vllm.VllmLabels;
+import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import dev.kinference.vllm.kvevents.KvEventSubscriptions;
 import dev.kinference.vllm.metrics.MetricsScraper;
 import java.io.IOException;
@@ -101,7 +102,8 @@ public final class PolicyGateway implements AutoCloseable {
     // known yet, so a deployment relying on them says which it wants (the Helm chart: precise).
     boolean precise = b.kvEvents && (b.preciseIndex != null ? b.preciseIndex : cfg.endpoints().stream()
         .anyMatch(e -> !e.isExternal() && e.label(VllmLabels.KV_EVENTS) != null));
-    CacheIndex index = precise ? new PreciseCacheIndex() : new ApproximateCacheIndex();
+    // hybrid-attention models: a prefix counts as far as each of their KV-cache groups can reuse it
+    CacheIndex index = precise ? HybridCacheIndex.wrap(new PreciseCacheIndex()) : new ApproximateCacheIndex();
     Router.Builder rb = Router.builder().fleet(fleet).cacheIndex(index).policyEngine(engine)
         .saturation(b.saturation);
     b.router.accept(rb);

@@ -56,6 +56,12 @@ final class Pooling {
   private String model = "-";
   private String askedModel = "-";
   private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+  private final long arrivalNanos = System.nanoTime();
+  // What the answer records once written (set before write(), read in its callback).
+  private volatile @Nullable Endpoint servedBy;
+  private volatile Usage charged = Usage.UNKNOWN;
+  private volatile double chargedCost;
+  private volatile @Nullable String errorType;
 
   Pooling(Gateway g, Request request, Response response, Callback callback, String path, Caller caller) {
     this.g = g;
@@ -322,6 +328,10 @@ final class Pooling {
   }
 
   private void record(int status, Endpoint e, Usage usage, double cost, @Nullable String errorType) {
+    this.servedBy = e;
+    this.charged = usage;
+    this.chargedCost = cost;
+    this.errorType = errorType;
     String tenant = caller.tenantLabel();
     g.metrics.requests.inc(tenant, model, e.id(), Integer.toString(status));
     if (errorType != null) {
@@ -334,6 +344,7 @@ final class Pooling {
   }
 
   private void error(int status, @Nullable String message, String errorType) {
+    this.errorType = errorType;
     g.metrics.requests.inc(caller.tenantLabel(), model, "-", Integer.toString(status));
     g.metrics.errors.inc(caller.tenantLabel(), model, "-", errorType);
     write(status, ApiErrors.body(ERRORS, status, message == null ? "error" : message, null));
@@ -347,16 +358,20 @@ final class Pooling {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
     response.write(true, ByteBuffer.wrap(body), Callback.from(() -> {
-      done();
+      done(status, null);
       callback.succeeded();
     }, x -> {
-      done();
+      done(status, "client_disconnect");
       callback.failed(x);
     }));
   }
 
   /** No longer active: counted out of {@link Gateway#activeRequests()} (graceful drain, the active gauge). */
-  private void done() {
+  private void done(int status, @Nullable String writeError) {
+    String error = writeError != null ? writeError : errorType;
+    g.recorder.recordPooling(new RequestRecorder.Outcome(request.getMethod(), request.getHttpURI().getPath(),
+        caller.tenantLabel(), null, GenAiNames.poolingOperation(path), servedBy, status, 1, charged, chargedCost,
+        error, arrivalNanos, 0, System.nanoTime()), model);
     g.poolingActive.decrementAndGet();
   }
 }

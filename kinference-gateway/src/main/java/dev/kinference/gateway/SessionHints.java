@@ -14,6 +14,11 @@ import org.jspecify.annotations.Nullable;
  *   <li>The session headers coding agents send, each naming exactly one conversation:
  *       {@code x-claude-code-session-id} (Claude Code), {@code session_id} and {@code conversation_id} (OpenAI Codex
  *       CLI, codex-rs), {@code x-session-id} (a common generic name).</li>
+ *   <li>{@code previous_response_id} (body, Responses API): the conversation this request continues, named by the
+ *       response it follows; every turn names a new one, so the key is the conversation's first response
+ *       ({@link ResponseChains}). Exactly one conversation, like the agents' headers, but a body field, below them.
+ *       (Where the request goes when the upstream stored that response is not a hint: see {@link ResponseChains}.)
+ *       </li>
  *   <li>{@code prompt_cache_key} (body): the client's own grouping of requests that share a prefix.</li>
  *   <li>{@code metadata.user_id} (Anthropic), {@code safety_identifier} (OpenAI): one end user, who may have several
  *       conversations at once; coarser, so weaker.</li>
@@ -35,6 +40,16 @@ public final class SessionHints {
   static final int MAX_LENGTH = 512;
 
   private SessionHints() {
+  }
+
+  /**
+   * Sets the session from the headers when one is given; otherwise keeps the body's hint, a
+   * {@code previous_response_id} resolved to its conversation's first response by {@code chains}.
+   */
+  static void apply(Function<String, @Nullable String> headers, InferenceRequest parsed, InferenceRequest.Builder b,
+      ResponseChains chains) {
+    chains.resolveSession(parsed, b);
+    apply(headers, b);
   }
 
   /** Sets the session from the headers when one is given; otherwise leaves the body's hint, if any. */

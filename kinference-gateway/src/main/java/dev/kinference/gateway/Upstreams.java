@@ -122,9 +122,10 @@ final class Upstreams implements AutoCloseable {
       if (parsed == null) {
         throw new UnsupportedTranslationException(request.format(), request.format(), "", "no JSON body");
       }
-      if (request.maxTokens() > 0 && !parsed.hasNonNull("max_tokens") && !parsed.hasNonNull("max_completion_tokens")) {
+      String maxField = maxTokensField(request.format());
+      if (request.maxTokens() > 0 && !parsed.hasNonNull(maxField) && !parsed.hasNonNull("max_completion_tokens")) {
         ObjectNode copy = parsed.deepCopy();
-        copy.put("max_tokens", request.maxTokens());
+        copy.put(maxField, request.maxTokens());
         parsed = copy;
       }
       ProviderRequest pr = providers.prepare(endpoint, request.format(), parsed);
@@ -143,8 +144,11 @@ final class Upstreams implements AutoCloseable {
       // The server knows its model by the endpoint's served name (an alias or policy rewrite may differ).
       String model = endpoint.model();
       boolean rename = !model.equals(parsed.path("model").asText());
-      boolean askUsage = stream && format != ApiFormat.ANTHROPIC_MESSAGES && !Translation.wantsStreamUsage(parsed);
-      boolean imposeMax = request.maxTokens() > 0 && !parsed.hasNonNull("max_tokens")
+      // Responses streams end with their usage anyway (response.completed)
+      boolean askUsage = stream && (format == ApiFormat.OPENAI_CHAT || format == ApiFormat.OPENAI_COMPLETIONS)
+          && !Translation.wantsStreamUsage(parsed);
+      String maxField = maxTokensField(format);
+      boolean imposeMax = request.maxTokens() > 0 && !parsed.hasNonNull(maxField)
           && !parsed.hasNonNull("max_completion_tokens");
       // vLLM's priority scheduling reads the body's priority (lower first, the negative of ours): it must be the one
       // the tenant's clamp allowed
@@ -153,7 +157,7 @@ final class Upstreams implements AutoCloseable {
       if (rename || askUsage || imposeMax || reprioritize) {
         ObjectNode changed = Translation.request(parsed, format, format, model, 1);
         if (imposeMax) {
-          changed.put("max_tokens", request.maxTokens());
+          changed.put(maxField, request.maxTokens());
         }
         if (reprioritize) {
           changed.put("priority", vllmPriority);
@@ -177,6 +181,11 @@ final class Upstreams implements AutoCloseable {
           }
         });
     return new Prepared(new LocalCall(r), format, firstTokenTimeout, idleTimeout, requestTimeout, null);
+  }
+
+  /** Where a format takes its output budget: the Responses API's {@code max_output_tokens}, else {@code max_tokens}. */
+  private static String maxTokensField(ApiFormat format) {
+    return format == ApiFormat.OPENAI_RESPONSES ? "max_output_tokens" : "max_tokens";
   }
 
   /** A POST of {@code body} to {@code path} on a local server, built but not sent, bounded by the request timeout. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointLabels;
 import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.k8s.PodAnnotations;
@@ -155,10 +156,12 @@ class PolicyGatewayDiscoveryTest {
 
   @Test
   void kubernetesDiscoveryLabelsAreTheOnesTheVllmModuleReads() {
-    // Regression: discovery labelled KV-event addresses "kinference.dev/kv-events", which no subscriber read.
-    assertThat(PodAnnotations.KV_EVENTS_LABEL).isEqualTo(VllmLabels.KV_EVENTS);
-    assertThat(PodAnnotations.KV_EVENTS_REPLAY_LABEL).isEqualTo(VllmLabels.KV_EVENTS_REPLAY);
-    assertThat(PodAnnotations.KV_EVENTS_TOPIC_LABEL).isEqualTo(VllmLabels.KV_EVENTS_TOPIC);
-    assertThat(PodAnnotations.METRICS_URI_LABEL).isEqualTo(VllmLabels.METRICS_URI);
+    // Regression: discovery labelled KV-event addresses "kinference.dev/kv-events", which no subscriber read. Both
+    // sides now take the names from EndpointLabels; the pod annotation keeps its shorter name.
+    assertThat(VllmLabels.KV_EVENTS).isEqualTo(EndpointLabels.KV_EVENTS).isNotEqualTo(PodAnnotations.KV_EVENTS);
+    assertThat(VllmLabels.KV_EVENTS_REPLAY).isEqualTo(EndpointLabels.KV_EVENTS_REPLAY)
+        .isNotEqualTo(PodAnnotations.KV_EVENTS_REPLAY);
+    assertThat(VllmLabels.KV_EVENTS_TOPIC).isEqualTo(EndpointLabels.KV_EVENTS_TOPIC);
+    assertThat(VllmLabels.METRICS_URI).isEqualTo(EndpointLabels.METRICS_URI);
   }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointLabels;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -208,20 +209,20 @@ final class EndpointMapper {
     }
     Integer metricsPort = numeric(attribute(pod, PodAnnotations.METRICS_PORT));
     if (metricsPort != null && metricsPort != port) {
-      labels.put(PodAnnotations.METRICS_URI_LABEL, scheme + "://" + host + ":" + metricsPort);
+      labels.put(EndpointLabels.METRICS_URI, scheme + "://" + host + ":" + metricsPort);
     }
     String kv = zmqAddress(attribute(pod, PodAnnotations.KV_EVENTS), host);
     if (kv != null) {
-      labels.put(PodAnnotations.KV_EVENTS_LABEL, kv);
+      labels.put(EndpointLabels.KV_EVENTS, kv);
       String topic = attribute(pod, PodAnnotations.KV_EVENTS_TOPIC);
       if (topic != null) {
-        labels.put(PodAnnotations.KV_EVENTS_TOPIC_LABEL, topic.replace("{pod-ip}", address)
+        labels.put(EndpointLabels.KV_EVENTS_TOPIC, topic.replace("{pod-ip}", address)
             .replace("{pod-name}", podName == null ? "" : podName).replace("{port}", Integer.toString(port))
             .replace("{model}", model));
       }
       String replay = zmqAddress(attribute(pod, PodAnnotations.KV_EVENTS_REPLAY), host);
       if (replay != null) {
-        labels.put(PodAnnotations.KV_EVENTS_REPLAY_LABEL, replay);
+        labels.put(EndpointLabels.KV_EVENTS_REPLAY, replay);
       }
     }
     try {

@@ -59,20 +59,5 @@ public final class PodAnnotations {
   /** Endpoint label: the zone, from the EndpointSlice ({@code topology.kubernetes.io/zone}). */
   public static final String ZONE_LABEL = "kinference.dev/zone";
 
-  /** Endpoint label: the base URI of {@code /metrics} and {@code /health} (read by {@code kinference-vllm}). */
-  public static final String METRICS_URI_LABEL = "kinference.dev/metrics-uri";
-
-  /**
-   * Endpoint label: the KV-event publisher's address, such as {@code tcp://10.0.0.7:5557}; the name
-   * {@code kinference-vllm}'s subscriptions read ({@code VllmLabels.KV_EVENTS}).
-   */
-  public static final String KV_EVENTS_LABEL = "kinference.dev/kv-events-endpoint";
-
-  /** Endpoint label: the KV-event replay address ({@code VllmLabels.KV_EVENTS_REPLAY}). */
-  public static final String KV_EVENTS_REPLAY_LABEL = "kinference.dev/kv-events-replay-endpoint";
-
-  /** Endpoint label: the KV-event topic. */
-  public static final String KV_EVENTS_TOPIC_LABEL = "kinference.dev/kv-events-topic";
-
   private PodAnnotations() {}
 }

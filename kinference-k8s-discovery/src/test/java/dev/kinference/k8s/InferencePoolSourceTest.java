@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointLabels;
 import java.net.URI;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -110,7 +111,7 @@ class InferencePoolSourceTest {
     assertThat(a.model()).isEqualTo("qwen3");
     assertThat(a.labels()).containsEntry("app", "vllm-qwen3").containsEntry(PodAnnotations.POOL, "qwen3")
         .containsEntry(PodAnnotations.POD_LABEL, "vllm-a").containsEntry(PodAnnotations.NAMESPACE_LABEL, NS)
-        .containsEntry(PodAnnotations.KV_EVENTS_LABEL, "tcp://192.0.2.1:5557");
+        .containsEntry(EndpointLabels.KV_EVENTS, "tcp://192.0.2.1:5557");
 
     // Added: a ready pod joins; an unready one does not.
     long t = System.nanoTime();

@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointLabels;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -61,8 +62,8 @@ class KubernetesEndpointSourceTest {
     assertThat(a.uri()).isEqualTo(URI.create("http://192.0.2.1:8000"));
     assertThat(a.model()).isEqualTo("qwen3");
     assertThat(a.labels()).containsEntry(PodAnnotations.POOL, "qwen3-pool")
-        .containsEntry(PodAnnotations.KV_EVENTS_LABEL, "tcp://192.0.2.1:5557")
-        .containsEntry(PodAnnotations.KV_EVENTS_TOPIC_LABEL, "kv@192.0.2.1:8000@qwen3")
+        .containsEntry(EndpointLabels.KV_EVENTS, "tcp://192.0.2.1:5557")
+        .containsEntry(EndpointLabels.KV_EVENTS_TOPIC, "kv@192.0.2.1:8000@qwen3")
         .containsEntry(PodAnnotations.ZONE_LABEL, "zone-a")
         .containsEntry(PodAnnotations.POD_LABEL, "vllm-a")
         .containsEntry(PodAnnotations.NAMESPACE_LABEL, NS);
@@ -83,7 +84,7 @@ class KubernetesEndpointSourceTest {
     api.replace(PODS, c2);
     List<Endpoint> changed = deliveries.await("c serving qwen3-big",
         set -> set.size() == 1 && set.get(0).model().equals("qwen3-big"));
-    assertThat(changed.get(0).labels()).containsEntry(PodAnnotations.KV_EVENTS_TOPIC_LABEL,
+    assertThat(changed.get(0).labels()).containsEntry(EndpointLabels.KV_EVENTS_TOPIC,
         "kv@192.0.2.3:8000@qwen3-big");
 
     // A pod being deleted leaves even before its slice says so.

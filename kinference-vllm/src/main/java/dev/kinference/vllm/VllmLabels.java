@@ -1,12 +1,14 @@
 package dev.kinference.vllm;
 
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointLabels;
 import java.net.URI;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link Endpoint#labels() endpoint labels} this module reads. A discovery source (Kubernetes annotations, a
- * static list) sets them; everything else has defaults.
+ * The {@link Endpoint#labels() endpoint labels} this module reads, and how it reads them. A discovery source
+ * (Kubernetes annotations, a static list) sets them; everything else has defaults. The names are
+ * {@link EndpointLabels}'s (their one home, in core), repeated here where this module's readers are.
  */
 public final class VllmLabels {
 
@@ -15,22 +17,22 @@ public final class VllmLabels {
    * {@code tcp://10.0.0.7:5557}. For a data-parallel rank it is the base address: rank r publishes on port + r.
    * Without it an endpoint gets no KV-event subscriber (unless a default port is configured).
    */
-  public static final String KV_EVENTS = "kinference.dev/kv-events-endpoint";
+  public static final String KV_EVENTS = EndpointLabels.KV_EVENTS;
 
   /** The address of the server's replay ROUTER socket, such as {@code tcp://10.0.0.7:5558} (base port too). */
-  public static final String KV_EVENTS_REPLAY = "kinference.dev/kv-events-replay-endpoint";
+  public static final String KV_EVENTS_REPLAY = EndpointLabels.KV_EVENTS_REPLAY;
 
   /** The topic the server publishes on ({@code --kv-events-config} {@code topic}); default empty (all). */
-  public static final String KV_EVENTS_TOPIC = "kinference.dev/kv-events-topic";
+  public static final String KV_EVENTS_TOPIC = EndpointLabels.KV_EVENTS_TOPIC;
 
   /**
    * The data-parallel rank this endpoint stands for when one vLLM server runs several engines: its metrics are
    * the ones labelled {@code engine="<rank>"} and its KV events come from the publisher port + rank.
    */
-  public static final String DATA_PARALLEL_RANK = "kinference.dev/data-parallel-rank";
+  public static final String DATA_PARALLEL_RANK = EndpointLabels.DATA_PARALLEL_RANK;
 
   /** Where the server's {@code /metrics} and {@code /health} live, when not at the endpoint's own URI. */
-  public static final String METRICS_URI = "kinference.dev/metrics-uri";
+  public static final String METRICS_URI = EndpointLabels.METRICS_URI;
 
   private VllmLabels() {}
 

@@ -7,7 +7,7 @@ import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
 import dev.kinference.vllm.kvevents.KvEventBatch;
 import dev.kinference.vllm.kvevents.KvEventDecoder;
-import dev.kinference.vllm.kvevents.KvEventEncoder;
+import dev.kinference.testkit.vllm.KvEventEncoder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

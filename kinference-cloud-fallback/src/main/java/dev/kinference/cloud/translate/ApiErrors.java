@@ -65,14 +65,24 @@ public final class ApiErrors {
 
   /** An error event that ends a stream in {@code format}, for a failure after the first byte. */
   public static byte[] streamEvent(ApiFormat format, int status, String message) {
-    return format == ApiFormat.ANTHROPIC_MESSAGES
-        ? anthropicEvent(anthropicType(status), message)
-        : openAiEvent(openAiType(status), message);
+    return switch (format) {
+      case ANTHROPIC_MESSAGES -> anthropicEvent(anthropicType(status), message);
+      case OPENAI_RESPONSES -> responsesEvent(0, openAiType(status), message);
+      case OPENAI_CHAT, OPENAI_COMPLETIONS -> openAiEvent(openAiType(status), message);
+    };
   }
 
   static byte[] anthropicEvent(String type, String message) {
     ObjectNode root = Json.object().put("type", "error");
     root.putObject("error").put("type", type).put("message", message);
+    return new SseEvent("error", Json.write(root)).toBytes();
+  }
+
+  /** The Responses API's {@code error} event: {@code {"type": "error", "code", "message", "param", ...}}. */
+  static byte[] responsesEvent(int sequence, String code, String message) {
+    ObjectNode root = Json.object().put("type", "error").put("code", code).put("message", message);
+    root.putNull("param");
+    root.put("sequence_number", sequence);
     return new SseEvent("error", Json.write(root)).toBytes();
   }
 

@@ -41,6 +41,14 @@ public interface StreamTranslator {
   /** The usage reported so far; complete once {@link #complete()}. */
   Usage usage();
 
+  /**
+   * The id of the Responses API response an upstream that stores responses created ({@code response.created}), or
+   * null: another format, not seen yet, or made up by a translation (no upstream holds it).
+   */
+  default @Nullable String responseId() {
+    return null;
+  }
+
   /** The finish reason in the client's format ({@code stop}, {@code end_turn}, ...), or null if none yet. */
   @Nullable String finishReason();
 }

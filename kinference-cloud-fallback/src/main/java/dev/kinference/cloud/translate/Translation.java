@@ -5,8 +5,8 @@ import dev.kinference.request.ApiFormat;
 import java.util.Objects;
 
 /**
- * Translation between the OpenAI chat and Anthropic messages formats, in both directions, for requests, complete
- * responses and event streams. Stateless and thread-safe; stream translators are per stream.
+ * Translation between the OpenAI chat and Anthropic messages formats, in both directions, and from the OpenAI
+ * Responses API to either (its answers back), for requests, complete responses and event streams. Stateless and thread-safe; stream translators are per stream.
  *
  * <p>Mapping, in short:
  * <ul>
@@ -31,6 +31,16 @@ import java.util.Objects;
  * or bookkeeping: {@link RequestTranslation#OPENAI_DROPPED} and {@link RequestTranslation#ANTHROPIC_DROPPED}
  * (penalties, seed, logit bias, top_k towards OpenAI, extended-thinking settings).
  * OpenAI {@code /v1/completions} requests are not translated.
+ *
+ * <p>Responses API requests are translated to Chat Completions (and on to Anthropic messages): {@code instructions}
+ * and {@code input} items (messages, images by URL, {@code function_call} and {@code function_call_output},
+ * reasoning items dropped), function {@code tools} and {@code tool_choice}, {@code max_output_tokens},
+ * {@code text.format} (JSON formats for chat providers only), {@code reasoning.effort} (chat only). Refused, named:
+ * {@code previous_response_id}, {@code conversation} and stored {@code prompt}s (the provider does not hold them),
+ * built-in tools, images by file id, files, {@code background}, {@code top_logprobs}, unknown parameters. Dropped:
+ * {@link ResponsesTranslation#DROPPED} ({@code store} among them: the provider's answer is not stored, so its id
+ * cannot be continued). Answers and streams come back as a Responses {@code response} and its typed events, with
+ * message and {@code function_call} items and usage; streamed reasoning is not carried.
  */
 public final class Translation {
 
@@ -43,7 +53,8 @@ public final class Translation {
   public static boolean canTranslate(ApiFormat from, ApiFormat to) {
     return from == to
         || (from == ApiFormat.OPENAI_CHAT && to == ApiFormat.ANTHROPIC_MESSAGES)
-        || (from == ApiFormat.ANTHROPIC_MESSAGES && to == ApiFormat.OPENAI_CHAT);
+        || (from == ApiFormat.ANTHROPIC_MESSAGES && to == ApiFormat.OPENAI_CHAT)
+        || (from == ApiFormat.OPENAI_RESPONSES && (to == ApiFormat.OPENAI_CHAT || to == ApiFormat.ANTHROPIC_MESSAGES));
   }
 
   /**
@@ -61,7 +72,9 @@ public final class Translation {
       ObjectNode copy = Json.object();
       copy.setAll(body);
       copy.put("model", upstreamModel);
-      if (to != ApiFormat.ANTHROPIC_MESSAGES && copy.path("stream").asBoolean(false)) {
+      // Responses streams always end with their usage (response.completed): nothing to ask for
+      boolean chunked = to == ApiFormat.OPENAI_CHAT || to == ApiFormat.OPENAI_COMPLETIONS;
+      if (chunked && copy.path("stream").asBoolean(false)) {
         ObjectNode options = Json.object();
         if (body.get("stream_options") instanceof ObjectNode old) {
           options.setAll(old);
@@ -76,6 +89,13 @@ public final class Translation {
     }
     if (from == ApiFormat.ANTHROPIC_MESSAGES && to == ApiFormat.OPENAI_CHAT) {
       return RequestTranslation.anthropicToOpenAiChat(body, upstreamModel);
+    }
+    if (from == ApiFormat.OPENAI_RESPONSES && to == ApiFormat.OPENAI_CHAT) {
+      return ResponsesTranslation.requestToChat(body, upstreamModel, to);
+    }
+    if (from == ApiFormat.OPENAI_RESPONSES && to == ApiFormat.ANTHROPIC_MESSAGES) {
+      return RequestTranslation.openAiChatToAnthropic(ResponsesTranslation.requestToChat(body, upstreamModel, to),
+          upstreamModel, defaultMaxTokens);
     }
     throw new UnsupportedTranslationException(from, to, "", "no translation between these formats");
   }
@@ -95,6 +115,13 @@ public final class Translation {
     if (from == ApiFormat.ANTHROPIC_MESSAGES && to == ApiFormat.OPENAI_CHAT) {
       return ResponseTranslation.anthropicToOpenAiChat(body, System.currentTimeMillis() / 1000);
     }
+    if (from == ApiFormat.OPENAI_CHAT && to == ApiFormat.OPENAI_RESPONSES) {
+      return ResponsesTranslation.responseFromChat(body);
+    }
+    if (from == ApiFormat.ANTHROPIC_MESSAGES && to == ApiFormat.OPENAI_RESPONSES) {
+      return ResponsesTranslation.responseFromChat(
+          ResponseTranslation.anthropicToOpenAiChat(body, System.currentTimeMillis() / 1000));
+    }
     throw new IllegalArgumentException("no response translation from " + from + " to " + to);
   }
 
@@ -109,9 +136,19 @@ public final class Translation {
   public static StreamTranslator stream(ApiFormat upstream, ApiFormat client, boolean clientWantsUsage,
       String requestModel) {
     if (upstream == client) {
-      return client == ApiFormat.ANTHROPIC_MESSAGES
-          ? new Streams.AnthropicPassthrough(requestModel)
-          : new Streams.OpenAiPassthrough(clientWantsUsage, requestModel);
+      return switch (client) {
+        case ANTHROPIC_MESSAGES -> new Streams.AnthropicPassthrough(requestModel);
+        case OPENAI_RESPONSES -> new ResponsesStreams.Passthrough(requestModel);
+        case OPENAI_CHAT, OPENAI_COMPLETIONS -> new Streams.OpenAiPassthrough(clientWantsUsage, requestModel);
+      };
+    }
+    long now = System.currentTimeMillis() / 1000;
+    if (upstream == ApiFormat.OPENAI_CHAT && client == ApiFormat.OPENAI_RESPONSES) {
+      return new ResponsesStreams.FromChat(now, requestModel);
+    }
+    if (upstream == ApiFormat.ANTHROPIC_MESSAGES && client == ApiFormat.OPENAI_RESPONSES) {
+      return new ResponsesStreams.Chained(new Streams.AnthropicToOpenAi(true, now, requestModel),
+          new ResponsesStreams.FromChat(now, requestModel));
     }
     if (upstream == ApiFormat.OPENAI_CHAT && client == ApiFormat.ANTHROPIC_MESSAGES) {
       return new Streams.OpenAiToAnthropic(requestModel);

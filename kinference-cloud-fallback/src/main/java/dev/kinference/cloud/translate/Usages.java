@@ -36,6 +36,20 @@ public final class Usages {
     return new Usage(Math.max(0, input + read + write), Math.max(0, read), Math.max(0, output));
   }
 
+  /**
+   * The usage of a Responses API {@code usage} object ({@code input_tokens}, which include
+   * {@code input_tokens_details.cached_tokens}, and {@code output_tokens}), or null if the node is not one.
+   */
+  public static @Nullable Usage fromResponses(@Nullable JsonNode usage) {
+    if (usage == null || !usage.isObject()) {
+      return null;
+    }
+    int input = Json.intValue(usage, "input_tokens");
+    int cached = Json.intValue(usage.path("input_tokens_details"), "cached_tokens");
+    int output = Json.intValue(usage, "output_tokens");
+    return new Usage(Math.max(0, input), Math.max(0, Math.min(cached, input)), Math.max(0, output));
+  }
+
   /** Merges a later partial Anthropic report (a {@code message_delta}) into what {@code message_start} said. */
   static Usage mergeAnthropic(Usage start, JsonNode delta) {
     boolean hasInput = delta.has("input_tokens") || delta.has("cache_read_input_tokens");
@@ -57,6 +71,7 @@ public final class Usages {
     return switch (format) {
       case ANTHROPIC_MESSAGES -> fromAnthropic(body.get("usage"));
       case OPENAI_CHAT, OPENAI_COMPLETIONS -> fromOpenAi(body.get("usage"));
+      case OPENAI_RESPONSES -> fromResponses(body.get("usage"));
     };
   }
 }

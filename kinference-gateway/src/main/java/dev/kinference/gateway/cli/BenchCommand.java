@@ -3,6 +3,8 @@ package dev.kinference.gateway.cli;
 import dev.kinference.sim.bench.BenchmarkPlan;
 import dev.kinference.sim.bench.Routers;
 import dev.kinference.sim.engine.Calibration;
+import dev.kinference.sim.engine.GpuSpec;
+import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.workload.MultiTurnShape;
 import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.PrintStream;
@@ -49,9 +51,22 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Trace replay speed (default: ${DEFAULT-VALUE}).")
   double speedup = 1;
 
-  @Option(names = "--servers", defaultValue = "3", paramLabel = "N",
-      description = "Servers for a trace replay (default: ${DEFAULT-VALUE}).")
-  int servers = 3;
+  @Option(names = "--servers", paramLabel = "N",
+      description = "Servers in the fleet, up to 4,096 (default: the scenario's; 3 for a trace replay).")
+  int servers;
+
+  @Option(names = "--gpu", paramLabel = "NAME",
+      description = "Each server's GPU: L40S, A100-80G, H100 or H200 (default: the scenario's).")
+  @Nullable String gpu;
+
+  @Option(names = "--model", paramLabel = "NAME",
+      description = "The model the servers run: Qwen3-8B, Qwen3-32B, Llama-3.1-8B, Llama-3.1-70B or "
+          + "Qwen3.5-27B-FP8 (default: the scenario's; requests keep the scenario's model name).")
+  @Nullable String model;
+
+  @Option(names = "--tensor-parallel", paramLabel = "N",
+      description = "GPUs per server (default: the scenario's).")
+  int tensorParallel;
 
   @Option(names = "--routers", split = ",", paramLabel = "NAME",
       description = "Routers to compare (default: all): ${COMPLETION-CANDIDATES}.",
@@ -143,7 +158,9 @@ public final class BenchCommand implements Callable<Integer> {
       return 0;
     }
     try {
-      BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, servers, withReplicas(), workloads, concurrency,
+      BenchmarkPlan.FleetOverride fleet = new BenchmarkPlan.FleetOverride(servers,
+          gpu == null ? null : GpuSpec.named(gpu), model == null ? null : ModelSpec.named(model), tensorParallel);
+      BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, fleet, withReplicas(), workloads, concurrency,
           rates, warmup, duration, seed, threads, tenantMix, repeat,
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
               millisOrNull(kvEventDelayMs)),

@@ -1,5 +1,6 @@
 package dev.kinference.gateway.cli;
 
+import dev.kinference.endpoint.EndpointLabels;
 import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.gateway.PolicyGateway;
 import dev.kinference.k8s.PolicyResourceSource;
@@ -34,7 +35,8 @@ import picocli.CommandLine.Option;
     name = "serve",
     mixinStandardHelpOptions = true,
     description = {
-        "Serves an OpenAI- and Anthropic-compatible API (/v1/chat/completions, /v1/completions, /v1/messages, "
+        "Serves an OpenAI- and Anthropic-compatible API (/v1/chat/completions, /v1/completions, /v1/responses, "
+            + "/v1/messages, "
             + "/v1/messages/count_tokens, /v1/models) plus /health, /ready and /metrics, routing each request "
             + "cache-aware across the fleet.",
         "",
@@ -284,13 +286,13 @@ public final class ServeCommand implements Callable<Integer> {
       String replay = s.kvEventsReplayEndpoint();
       if (events != null) {
         sb.append("      labels:\n")
-            .append("        ").append(SimulatedServer.KV_EVENTS_ENDPOINT_LABEL).append(": \"").append(events)
+            .append("        ").append(EndpointLabels.KV_EVENTS).append(": \"").append(events)
             .append("\"\n");
         if (replay != null) {
-          sb.append("        ").append(SimulatedServer.KV_EVENTS_REPLAY_LABEL).append(": \"").append(replay)
+          sb.append("        ").append(EndpointLabels.KV_EVENTS_REPLAY).append(": \"").append(replay)
               .append("\"\n");
         }
-        sb.append("        ").append(SimulatedServer.KV_EVENTS_TOPIC_LABEL).append(": \"")
+        sb.append("        ").append(EndpointLabels.KV_EVENTS_TOPIC).append(": \"")
             .append(s.kvEventsTopic()).append("\"\n");
       }
     }

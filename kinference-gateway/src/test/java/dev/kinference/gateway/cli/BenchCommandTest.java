@@ -56,6 +56,21 @@ class BenchCommandTest {
   }
 
   @Test
+  void anyScenarioRunsOnAFleetOfTheGivenSizeGpuAndModel(@TempDir Path dir) {
+    CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "kinference-precise", "--workloads", "unique",
+        "--concurrency", "2", "--warmup", "1", "--duration", "2", "--servers", "16", "--gpu", "l40s", "--model",
+        "qwen3-32b", "--tensor-parallel", "2", "--no-progress", "--out", dir.toString());
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out()).contains("servers overridden: 16x (2x L40S, Qwen3-32B)").contains("Servers: 16 x ");
+    CliRun gpu = CliRun.of("bench", "--scenario", "smoke", "--gpu", "tpu", "--out", dir.toString());
+    assertThat(gpu.status()).isEqualTo(2);
+    assertThat(gpu.err()).contains("unknown GPU 'tpu'").contains("H100");
+    CliRun many = CliRun.of("bench", "--scenario", "smoke", "--servers", "5000", "--out", dir.toString());
+    assertThat(many.status()).isEqualTo(2);
+    assertThat(many.err()).contains("servers must be in [1, 4096]: 5000");
+  }
+
+  @Test
   void badInputGetsAClearErrorAndExitCode(@TempDir Path dir) {
     CliRun unknown = CliRun.of("bench", "--scenario", "nope", "--out", dir.toString());
     assertThat(unknown.status()).isEqualTo(2);

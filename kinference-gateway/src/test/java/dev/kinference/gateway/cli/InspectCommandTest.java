@@ -3,7 +3,7 @@ package dev.kinference.gateway.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kinference.cache.KvEvent;
-import dev.kinference.vllm.kvevents.KvEventEncoder;
+import dev.kinference.testkit.vllm.KvEventEncoder;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;

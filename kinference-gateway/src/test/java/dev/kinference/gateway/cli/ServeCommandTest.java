@@ -2,6 +2,7 @@ package dev.kinference.gateway.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kinference.endpoint.EndpointLabels;
 import dev.kinference.policy.config.LoadResult;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.sim.server.SimulatedServer;
@@ -109,7 +110,7 @@ class ServeCommandTest {
       assertThat(r.problems()).isEmpty();
       assertThat(r.orThrow().endpoints()).singleElement().satisfies(e -> {
         assertThat(e.id()).isEqualTo("sim-0");
-        assertThat(e.label(SimulatedServer.KV_EVENTS_ENDPOINT_LABEL)).isEqualTo(s.kvEventsEndpoint());
+        assertThat(e.label(EndpointLabels.KV_EVENTS)).isEqualTo(s.kvEventsEndpoint());
       });
     }
   }

@@ -1,5 +1,6 @@
 package dev.kinference.policy.config;
 
+import dev.kinference.endpoint.Saturation;
 import dev.kinference.policy.classify.BuiltinPersonalDataDetector;
 import dev.kinference.policy.classify.Complexity;
 import dev.kinference.policy.classify.PersonalData;
@@ -14,6 +15,7 @@ import dev.kinference.policy.model.Price;
 import dev.kinference.policy.model.Resource;
 import dev.kinference.policy.limits.CalendarPeriod;
 import dev.kinference.policy.model.Tenant;
+import dev.kinference.prompt.BlockKeys;
 import dev.kinference.request.TrafficClass;
 import java.math.BigInteger;
 import java.net.URI;
@@ -192,13 +194,14 @@ final class Binder {
         error(sat.pos("maxKvUtilization"), sat.child("maxKvUtilization"), "must be above 0 (a fraction in (0, 1])");
       }
       sat.done();
-      saturation = new InferencePool.SaturationThresholds(maxWaiting == null ? 5 : maxWaiting.intValue(),
-          maxKv == null ? 0.8 : maxKv);
+      saturation = new InferencePool.SaturationThresholds(
+          maxWaiting == null ? Saturation.DEFAULT.maxWaiting() : maxWaiting.intValue(),
+          maxKv == null ? Saturation.DEFAULT.maxKvUsage() : maxKv);
     }
     Price price = price(spec, "price");
     spec.done();
     return new InferencePool(meta, new InferencePool.Spec(model, endpoints, selector,
-        blockSize == null ? 16 : blockSize.intValue(), capacity, saturation, price));
+        blockSize == null ? BlockKeys.DEFAULT_BLOCK_SIZE : blockSize.intValue(), capacity, saturation, price));
   }
 
   static @Nullable String endpointId(InferencePool.StaticEndpoint e) {

@@ -1,5 +1,8 @@
 package dev.kinference.sim.bench;
 
+import dev.kinference.sim.engine.GpuSpec;
+import dev.kinference.sim.engine.ModelSpec;
+import dev.kinference.sim.fleet.EngineSpec;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.MultiTurnShape;
@@ -19,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * @param scenario a name from {@link Scenarios#names()}, ignored when {@code trace} is set
  * @param trace a Mooncake JSONL trace to replay, or null
  * @param traceSpeedup replay speed for a trace
- * @param traceServers servers for a trace replay
+ * @param fleet the servers, where they differ from the scenario's (or the trace replay's 3x L40S)
  * @param routers routers to compare, or empty for all
  * @param workloads workloads to run, or empty for all of the scenario's
  * @param concurrency closed-loop sweep replacing the scenario's, or empty
@@ -37,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  *     null
  * @param outputDir where reports go
  */
-public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, int traceServers,
+public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, FleetOverride fleet,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
     long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats,
     RouterViewOverride routerView, @Nullable SharedPrefixShape sharedPrefix, @Nullable MultiTurnShape multiTurn,
@@ -81,8 +84,62 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     }
   }
 
+  /**
+   * The servers, where they differ from the scenario's: how many, and each one's GPU, model and tensor parallelism
+   * (0 or null keeps the scenario's). The served model name stays the scenario's, so its workloads still address
+   * the fleet. The scenario's explicit engine settings (a smaller KV cache, a step budget) carry over.
+   */
+  public record FleetOverride(int servers, @Nullable GpuSpec gpu, @Nullable ModelSpec model, int tensorParallel) {
+
+    /** The scenario's servers, unchanged. */
+    public static final FleetOverride NONE = new FleetOverride(0, null, null, 0);
+
+    /** Refuses what a fleet cannot take, naming the option. */
+    public FleetOverride {
+      if (servers < 0 || servers > 4096) {
+        throw new IllegalArgumentException("servers must be in [1, 4096]: " + servers);
+      }
+      if (tensorParallel < 0 || tensorParallel > 64) {
+        throw new IllegalArgumentException("tensor parallelism must be in [1, 64]: " + tensorParallel);
+      }
+    }
+
+    /** Just {@code servers} servers of the scenario's kind. */
+    public static FleetOverride servers(int servers) {
+      return new FleetOverride(servers, null, null, 0);
+    }
+
+    /** These settings with {@code n} servers (0: the scenario's). */
+    public FleetOverride withServers(int n) {
+      return new FleetOverride(n, gpu, model, tensorParallel);
+    }
+
+    boolean isNone() {
+      return servers == 0 && gpu == null && model == null && tensorParallel == 0;
+    }
+
+    /** {@code s} with these servers, its description saying so. */
+    Benchmark.Scenario applyTo(Benchmark.Scenario s) {
+      if (isNone()) {
+        return s;
+      }
+      VirtualFleet.Settings f = s.fleet();
+      EngineSpec e = f.engine();
+      EngineSpec engine = new EngineSpec(gpu != null ? gpu : e.gpu(), model != null ? model : e.model(),
+          tensorParallel > 0 ? tensorParallel : e.tensorParallel(), e.servedModelName(), e.maxNumBatchedTokens(),
+          e.maxNumSeqs(), e.numGpuBlocks(), e.maxModelLen());
+      VirtualFleet.Settings fleet = new VirtualFleet.Settings(servers > 0 ? servers : f.servers(), engine,
+          f.scrapeInterval(), f.metricsDelay(), f.kvEventDelay(), f.dispatchLatency(), f.seed());
+      String description = s.description() + "; servers overridden: " + fleet.servers() + "x ("
+          + engine.describe() + ")";
+      return new Benchmark.Scenario(s.name(), description, fleet, s.workloads(), s.window(), s.slo(), s.routers(),
+          s.repeats());
+    }
+  }
+
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
+    Objects.requireNonNull(fleet, "fleet");
     Objects.requireNonNull(routerView, "routerView");
     Objects.requireNonNull(outputDir, "outputDir");
     routers = List.copyOf(routers);
@@ -99,8 +156,9 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
 
   /** The scenario with every override applied. */
   public Benchmark.Scenario toScenario() {
-    Benchmark.Scenario s = trace != null ? Scenarios.trace(trace, traceSpeedup, traceServers)
-        : Scenarios.named(scenario);
+    Benchmark.Scenario s = trace != null
+        ? fleet.withServers(0).applyTo(Scenarios.trace(trace, traceSpeedup, fleet.servers() > 0 ? fleet.servers() : 3))
+        : fleet.applyTo(Scenarios.named(scenario));
     String model = s.fleet().engine().servedModelName();
     if (sharedPrefix != null) {
       SharedPrefixShape shape = sharedPrefix;

@@ -1,7 +1,7 @@
 package dev.kinference.sim.bench;
 
 import dev.kinference.prompt.PrefixKeys;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.RequestOutcome;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
@@ -11,14 +11,33 @@ import java.util.SplittableRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * NVIDIA Dynamo's KV router with its defaults (overlap credit 1, prefill load scale 1, temperature 0): for each
- * worker, {@code cost = max(active prefill blocks + prompt blocks - overlap, 0) + active decode blocks}, lowest
- * wins, ties at random. Overlap comes from an index of the workers' KV events; active blocks from the router's own
- * account of the requests it sent, as Dynamo's {@code ActiveSequences} keeps it: a request's uncached blocks count
- * as prefill until its first token, and a worker's decode blocks are the distinct blocks of its active requests
- * (a prefix shared by several requests counts once), including the candidate request's own.
+ * NVIDIA Dynamo's KV router with its defaults, as its worker selector scores today ({@code ai-dynamo/dynamo},
+ * {@code lib/kv-router/src/scheduling/selector/default.rs}, {@code DefaultScorer::score}; defaults in
+ * {@code lib/kv-router/src/scheduling/config.rs}): for each worker
+ * <pre>
+ * credit = overlap_score_credit x decay x device_overlap + host_cache_hit_weight x host_overlap
+ *          + disk_cache_hit_weight x disk_overlap
+ * cost   = prefill_load_scale x max((active_prefill_tokens + prompt_tokens) / block_size - credit, 0)
+ *          + potential_decode_blocks + decode_active_request_weight x active_requests
+ * </pre>
+ * lowest wins, ties at random ({@code router_temperature} 0). Defaults: {@code overlap_score_credit} 1.0,
+ * {@code overlap_score_credit_decay} 0 (so decay is 1), {@code host_cache_hit_weight} 0.75,
+ * {@code disk_cache_hit_weight} 0.25, {@code shared_cache_multiplier} 0, {@code prefill_load_scale} 1.0,
+ * {@code decode_active_request_weight} 0. The simulated servers keep KV blocks on the GPU only (no host or disk
+ * offload tier), so the host and disk overlaps are always 0 here and the tier credits, kept below as constants,
+ * never count. Overlap comes from an index of the workers' KV events; active load from the router's own account of
+ * the requests it sent, as Dynamo's {@code ActiveSequences} keeps it: a request's uncached tokens count as prefill
+ * until its first token, and a worker's decode blocks are the distinct blocks of its active requests (a prefix
+ * shared by several requests counts once, {@code router_assume_kv_reuse}), including the candidate request's own.
+ * The older documented form, {@code kv_overlap_score_weight x potential_prefill_blocks + potential_active_blocks},
+ * is the same function at these defaults.
  */
 final class DynamoKvRouter implements FleetRouter {
+
+  static final double OVERLAP_SCORE_CREDIT = 1.0;
+  static final double HOST_CACHE_HIT_WEIGHT = 0.75;
+  static final double DISK_CACHE_HIT_WEIGHT = 0.25;
+  static final double PREFILL_LOAD_SCALE = 1.0;
 
   private final SplittableRandom random;
   private @Nullable EventPrefixIndex index;
@@ -45,7 +64,7 @@ final class DynamoKvRouter implements FleetRouter {
   }
 
   @Override
-  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+  public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
     Objects.requireNonNull(index).apply(server, batch);
   }
 
@@ -66,7 +85,7 @@ final class DynamoKvRouter implements FleetRouter {
           fresh++;
         }
       }
-      double cost = Math.max(prefillBlocks[i] + promptBlocks - overlap[i], 0) + active.size() + fresh;
+      double cost = cost((double) prefillBlocks[i], promptBlocks, overlap[i], 0, 0, active.size() + fresh);
       if (cost < best) {
         best = cost;
         chosen = i;
@@ -106,5 +125,22 @@ final class DynamoKvRouter implements FleetRouter {
         }
       }
     };
+  }
+
+  /**
+   * One worker's cost, in blocks.
+   *
+   * @param activePrefillBlocks uncached prompt blocks of the worker's requests still awaiting their first token
+   * @param promptBlocks the request's prompt blocks
+   * @param deviceOverlap the request's leading blocks cached on the worker's GPU
+   * @param hostOverlap further leading blocks in the worker's host memory tier
+   * @param diskOverlap further leading blocks in the worker's disk tier
+   * @param decodeBlocks distinct blocks of the worker's active requests and this one
+   */
+  static double cost(double activePrefillBlocks, int promptBlocks, int deviceOverlap, int hostOverlap,
+      int diskOverlap, int decodeBlocks) {
+    double credit = OVERLAP_SCORE_CREDIT * deviceOverlap + HOST_CACHE_HIT_WEIGHT * hostOverlap
+        + DISK_CACHE_HIT_WEIGHT * diskOverlap;
+    return PREFILL_LOAD_SCALE * Math.max(activePrefillBlocks + promptBlocks - credit, 0) + decodeBlocks;
   }
 }

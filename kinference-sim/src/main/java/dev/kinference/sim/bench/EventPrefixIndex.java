@@ -6,7 +6,7 @@ import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
 import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.prompt.TokenizationException;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.fleet.FleetView;
 import dev.kinference.sim.workload.ClientRequest;
 import dev.kinference.sim.workload.Prompts;
@@ -34,7 +34,7 @@ final class EventPrefixIndex {
     this.blockSize = blockSize;
   }
 
-  void apply(int server, KvEventBatch batch) {
+  void apply(int server, EngineStepEvents batch) {
     for (KvEvent e : batch.events()) {
       index.onEvent(states[server], e);
     }

@@ -10,7 +10,7 @@ import dev.kinference.routing.Router;
 import dev.kinference.routing.RoutingDecision;
 import dev.kinference.routing.Usage;
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.RequestOutcome;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
@@ -81,7 +81,7 @@ final class KinferenceRouter implements FleetRouter {
   }
 
   @Override
-  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+  public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
     Router r = Objects.requireNonNull(router);
     String id = states[server].id();
     for (KvEvent e : batch.events()) {

@@ -2,29 +2,33 @@ package dev.kinference.sim.bench;
 
 import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
 import dev.kinference.sim.workload.ClientRequest;
-import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * llm-d's inference scheduler with its default profile: weighted sum of the prefix scorer (weight 3), the queue
- * scorer (2) and the KV-cache utilisation scorer (2), maximum score wins, ties at random.
+ * llm-d's weighted profile, what its endpoint picker runs without a configuration and its router Helm chart without a
+ * values file ({@code llm-d/llm-d-router}, {@code pkg/epp/config/loader/defaults.go} and
+ * {@code config/charts/routerlib/templates/_config.yaml}): weighted sum of the prefix scorer (weight 3), the queue
+ * scorer (2) and the KV-cache utilisation scorer (2), maximum score wins, ties at random ({@code max-score-picker}
+ * shuffles before sorting). Its well-lit path now ships a different profile, {@link LlmdStickyRouter}.
  * <ul>
- *   <li>queue: {@code (maxQ - q) / (maxQ - minQ)} over the servers, 1 for all when equal, q the scraped
- *       {@code vllm:num_requests_waiting};</li>
- *   <li>kv-cache-utilization: {@code 1 - vllm:kv_cache_usage_perc} as scraped;</li>
- *   <li>prefix, approximate: the prompt text in blocks of 64 characters, a hash chain seeded with the model name, at
- *       most 256 blocks; each server's blocks remembered in an LRU of 31,250 when a request is routed there; score =
- *       leading blocks held / blocks;</li>
- *   <li>prefix, precise: the same score from an index built from the servers' KV events, over 16-token blocks of
- *       the tokenized prompt (llm-d's kv-cache manager).</li>
+ *   <li>queue ({@code scorer/queuedepth/queue.go}): {@code (maxQ - q) / (maxQ - minQ)} over the servers, 1 for all
+ *       when equal, q the scraped {@code vllm:num_requests_waiting};</li>
+ *   <li>kv-cache-utilization ({@code scorer/kvcacheutilization/kvcache_utilization.go}): {@code 1 -
+ *       vllm:kv_cache_usage_perc} as scraped;</li>
+ *   <li>prefix ({@code scorer/prefix/plugin.go}, {@code matchLengthWeight} 0): leading blocks held / blocks;
+ *       approximate: from the {@code approx-prefix-cache-producer}'s index of routing decisions
+ *       ({@link LlmdApproxPrefixIndex}: 64-token blocks, an LRU of {@code num_gpu_blocks} hashes per server); until
+ *       2026-12-01 this model hashed 64-character blocks, at most 256, into an LRU of 31,250, as the Gateway API
+ *       Inference Extension's first prefix plugin did;</li>
+ *   <li>prefix, precise: the same score from an index built from the servers' KV events, over the engine's 16-token
+ *       blocks ({@code precise-prefix-cache-scorer}, absolute {@code matched / total} since llm-d-router #1107,
+ *       2026-05-14; min-max normalised across servers before).</li>
  * </ul>
  */
 final class LlmdRouter implements FleetRouter {
@@ -32,16 +36,12 @@ final class LlmdRouter implements FleetRouter {
   static final double PREFIX_WEIGHT = 3;
   static final double QUEUE_WEIGHT = 2;
   static final double KV_WEIGHT = 2;
-  static final int CHARS_PER_BLOCK = 64;
-  static final int MAX_BLOCKS = 256;
-  static final int LRU_CAPACITY = 31_250;
 
   private final boolean precise;
   private final SplittableRandom random;
   private ScrapedState scraped = new ScrapedState(0);
   private @Nullable EventPrefixIndex events;
-  private LruBlocks[] approximate = new LruBlocks[0];
-  private String model = "";
+  private @Nullable LlmdApproxPrefixIndex approximate;
   private double[] scores = new double[0];
 
   LlmdRouter(boolean precise, long seed) {
@@ -58,25 +58,24 @@ final class LlmdRouter implements FleetRouter {
   public void start(FleetView fleet) {
     int n = fleet.size();
     scraped = new ScrapedState(n);
-    model = fleet.model();
     scores = new double[n];
     if (precise) {
       events = new EventPrefixIndex(fleet, fleet.engine(0).config().blockSize());
     } else {
-      approximate = new LruBlocks[n];
-      for (int i = 0; i < n; i++) {
-        approximate[i] = new LruBlocks(LRU_CAPACITY);
-      }
+      approximate = new LlmdApproxPrefixIndex(n, fleet.model());
     }
   }
 
   @Override
   public void onMetrics(int server, EngineMetrics metrics, long takenAtNanos, long nowNanos) {
     scraped.update(server, metrics);
+    if (approximate != null) {
+      approximate.capacity(server, metrics.numGpuBlocks());
+    }
   }
 
   @Override
-  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+  public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
     if (precise) {
       Objects.requireNonNull(events).apply(server, batch);
     }
@@ -94,11 +93,9 @@ final class LlmdRouter implements FleetRouter {
       matched = index.lookup(keys);
       total = keys.size();
     } else {
-      blocks = charBlocks(request.routingText());
-      matched = new int[n];
-      for (int i = 0; i < n; i++) {
-        matched[i] = approximate[i].leadingMatch(blocks);
-      }
+      LlmdApproxPrefixIndex index = Objects.requireNonNull(approximate);
+      blocks = index.blocks(request.promptTokens());
+      matched = index.match(blocks);
       total = blocks.length;
     }
     int minQ = Integer.MAX_VALUE;
@@ -112,9 +109,7 @@ final class LlmdRouter implements FleetRouter {
     int ties = 0;
     for (int i = 0; i < n; i++) {
       double prefix = total == 0 ? 0 : (double) matched[i] / total;
-      double queue = maxQ == minQ ? 1.0 : (double) (maxQ - scraped.waiting(i)) / (maxQ - minQ);
-      double kv = 1 - scraped.kvUsage(i);
-      double s = PREFIX_WEIGHT * prefix + QUEUE_WEIGHT * queue + KV_WEIGHT * kv;
+      double s = score(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i));
       if (s > best + 1e-9) {
         best = s;
         chosen = i;
@@ -124,62 +119,23 @@ final class LlmdRouter implements FleetRouter {
       }
     }
     if (blocks != null) {
-      approximate[chosen].addAll(blocks);
+      Objects.requireNonNull(approximate).record(chosen, blocks);
     }
     int server = chosen;
     return () -> server;
   }
 
-  /** The hash chain of the text's full 64-character blocks, at most 256 of them. */
-  private long[] charBlocks(String text) {
-    int count = Math.min(MAX_BLOCKS, text.length() / CHARS_PER_BLOCK);
-    long[] out = new long[count];
-    long h = seedOf(model);
-    for (int b = 0; b < count; b++) {
-      for (int i = b * CHARS_PER_BLOCK; i < (b + 1) * CHARS_PER_BLOCK; i++) {
-        h = (h ^ text.charAt(i)) * 0x100000001B3L;
-      }
-      h ^= h >>> 29;
-      out[b] = h;
-    }
-    return out;
-  }
-
-  private static long seedOf(String model) {
-    long h = 0xCBF29CE484222325L;
-    for (byte b : model.getBytes(StandardCharsets.UTF_8)) {
-      h = (h ^ (b & 0xFF)) * 0x100000001B3L;
-    }
-    return h;
-  }
-
-  /** One server's remembered blocks, least recently used evicted first. */
-  private static final class LruBlocks {
-    private final LinkedHashMap<Long, Boolean> blocks;
-
-    LruBlocks(int capacity) {
-      this.blocks = new LinkedHashMap<>(1024, 0.75f, true) {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-          return size() > capacity;
-        }
-      };
-    }
-
-    int leadingMatch(long[] keys) {
-      int i = 0;
-      while (i < keys.length && blocks.containsKey(keys[i])) {
-        i++;
-      }
-      return i;
-    }
-
-    void addAll(long[] keys) {
-      for (int i = keys.length - 1; i >= 0; i--) {
-        blocks.put(keys[i], Boolean.TRUE);
-      }
-    }
+  /**
+   * One server's weighted score: {@code 3 x prefix + 2 x queue + 2 x (1 - kv usage)}.
+   *
+   * @param prefix the prefix score in [0, 1]
+   * @param waiting the server's scraped waiting requests
+   * @param minQ the fewest waiting over the servers
+   * @param maxQ the most waiting over the servers
+   * @param kvUsage the server's scraped KV-cache usage in [0, 1]
+   */
+  static double score(double prefix, int waiting, int minQ, int maxQ, double kvUsage) {
+    double queue = maxQ == minQ ? 1.0 : (double) (maxQ - waiting) / (maxQ - minQ);
+    return PREFIX_WEIGHT * prefix + QUEUE_WEIGHT * queue + KV_WEIGHT * (1 - kvUsage);
   }
 }

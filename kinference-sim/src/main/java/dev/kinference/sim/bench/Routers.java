@@ -14,10 +14,12 @@ public final class Routers {
   public static final String RANDOM = "random";
   public static final String LEAST_REQUEST = "least-request";
   public static final String ORACLE = "oracle";
+  /** llm-d's sticky-until-saturated profile: what its well-lit path (the optimized-baseline guide) ships. */
+  public static final String LLMD_STICKY = "llm-d-sticky";
 
   /** Every router, in report order: ours first, the oracle last. */
   public static final List<String> ALL = List.of(OURS, OURS_APPROX, RANDOM, "round-robin", LEAST_REQUEST,
-      "power-of-two", "sglang-cache-aware", "llm-d-approx", "llm-d-precise", "dynamo-kv", ORACLE);
+      "power-of-two", "sglang-cache-aware", "llm-d-approx", "llm-d-precise", LLMD_STICKY, "dynamo-kv", ORACLE);
 
   private Routers() {}
 
@@ -78,6 +80,7 @@ public final class Routers {
       case "sglang-cache-aware" -> new SglangCacheAwareRouter();
       case "llm-d-approx" -> new LlmdRouter(false, seed);
       case "llm-d-precise" -> new LlmdRouter(true, seed);
+      case LLMD_STICKY -> new LlmdStickyRouter(seed);
       case "dynamo-kv" -> new DynamoKvRouter(seed);
       case ORACLE -> new OracleRouter(seed);
       default -> throw new IllegalArgumentException("unknown router '" + name + "'; known: " + ALL);
@@ -104,6 +107,8 @@ public final class Routers {
       case "sglang-cache-aware" -> "SGLang cache_aware: character radix tree, thresholds 64 / 1.5 / 0.3";
       case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate 64-char prefix blocks";
       case "llm-d-precise" -> "llm-d default profile (prefix 3, queue 2, kv 2), precise prefix from KV events";
+      case LLMD_STICKY -> "llm-d's current default (optimized-baseline guide): servers with prefix >= 0.8 unless "
+          + "18 s slower, then fewest uncached prompt tokens in flight";
       case "dynamo-kv" -> "Dynamo KV router: active prefill + prompt - overlap blocks, + distinct active blocks";
       case ORACLE -> "oracle: longest true cached prefix at routing time, then soonest predicted first token";
       default -> name;

@@ -13,7 +13,7 @@ import java.io.Closeable;
  * requests it dispatched (in flight, awaiting a first token, prompt tokens to prefill) and the prefill rates it
  * learns from first tokens. A precise view configures the router with a precise cache index
  * ({@link #configure}), then scrapes {@code /metrics} and subscribes to each server's KV events ({@link #connect};
- * each endpoint's labels {@code SimulatedServer.KV_EVENTS_*_LABEL} give the addresses).
+ * each endpoint's labels {@code EndpointLabels.KV_EVENTS*} give the addresses).
  */
 public interface RouterView {
 

@@ -1,6 +1,7 @@
 package dev.kinference.sim.engine;
 
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A snapshot of one of vLLM's latency histograms, with vLLM's bucket bounds.
@@ -67,12 +68,18 @@ public record LatencyHistogram(double[] upperBounds, long[] bucketCounts, double
     return "LatencyHistogram[count=" + count + ", sum=" + sumSeconds + "s]";
   }
 
-  /** The mutable accumulator behind a snapshot; not thread-safe. */
+  /**
+   * The mutable accumulator behind a snapshot; not thread-safe. A fleet of a thousand servers is scraped 20,000
+   * times a simulated second, mostly idle ones: a snapshot is reused until something is recorded, and the bucket of
+   * the previous observation is tried before a search (successive inter-token gaps mostly share one).
+   */
   static final class Accumulator {
     private final double[] bounds;
     private final long[] counts;
     private double sum;
     private long count;
+    private int lastBucket;
+    private @Nullable LatencyHistogram snapshot;
 
     Accumulator(double[] bounds) {
       this.bounds = bounds;
@@ -80,15 +87,26 @@ public record LatencyHistogram(double[] upperBounds, long[] bucketCounts, double
     }
 
     void record(double seconds) {
-      int i = Arrays.binarySearch(bounds, seconds);
-      int bucket = i >= 0 ? i : -i - 1;
+      int bucket = lastBucket;
+      // Prometheus buckets: bucket i holds (bounds[i - 1], bounds[i]]; the last one everything above.
+      if (!((bucket == 0 || seconds > bounds[bucket - 1]) && (bucket == bounds.length || seconds <= bounds[bucket]))) {
+        int i = Arrays.binarySearch(bounds, seconds);
+        bucket = i >= 0 ? i : -i - 1;
+        lastBucket = bucket;
+      }
       counts[bucket]++;
       sum += seconds;
       count++;
+      snapshot = null;
     }
 
     LatencyHistogram snapshot() {
-      return new LatencyHistogram(bounds, counts, sum, count);
+      LatencyHistogram s = snapshot;
+      if (s == null) {
+        s = new LatencyHistogram(bounds, counts, sum, count);
+        snapshot = s;
+      }
+      return s;
     }
   }
 }

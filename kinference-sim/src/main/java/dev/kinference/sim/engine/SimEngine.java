@@ -45,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Observable state</h2>
  * {@link #metrics()} is what {@code /metrics} shows; {@link Builder#kvEventListener} receives one
- * {@link KvEventBatch} per step that changed the cache, with the engine's own block hashes;
+ * {@link EngineStepEvents} per step that changed the cache, with the engine's own block hashes;
  * {@link RequestListener}s receive tokens and usage.
  *
  * <p>Not thread-safe: one thread at a time (a virtual-time loop, or a real-time server holding a lock). Listeners run
@@ -57,7 +57,7 @@ public final class SimEngine {
   private final EngineConfig config;
   private final StepCostModel cost;
   private final EngineHasher hasher;
-  private final @Nullable Consumer<KvEventBatch> kvEventListener;
+  private final @Nullable Consumer<EngineStepEvents> kvEventListener;
   private final @Nullable Consumer<StepRecord> stepObserver;
   private final int blockSize;
 
@@ -87,6 +87,8 @@ public final class SimEngine {
   private long steps;
   private long busyNanos;
   private final EnumMap<FinishReason, Long> finished = new EnumMap<>(FinishReason.class);
+  /** An immutable copy of {@link #finished} for {@link #metrics}, kept until a request finishes (scrapes are many). */
+  private @Nullable Map<FinishReason, Long> finishedCopy;
   private LatencyHistogram.Accumulator ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
   private LatencyHistogram.Accumulator itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
   private LatencyHistogram.Accumulator e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
@@ -258,6 +260,7 @@ public final class SimEngine {
     steps = 0;
     busyNanos = 0;
     finished.clear();
+    finishedCopy = null;
     ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
     itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
     e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
@@ -280,8 +283,13 @@ public final class SimEngine {
 
   /** The current metrics. */
   public EngineMetrics metrics() {
+    Map<FinishReason, Long> finishedNow = finishedCopy;
+    if (finishedNow == null) {
+      finishedNow = Map.copyOf(finished);
+      finishedCopy = finishedNow;
+    }
     return new EngineMetrics(now, waiting.size(), running.size(), pool.usage(), blockSize, config.numGpuBlocks(),
-        prefixQueries, prefixHits, promptTokens, generationTokens, preemptions, new EnumMap<>(finished),
+        prefixQueries, prefixHits, promptTokens, generationTokens, preemptions, finishedNow,
         ttft.snapshot(), itl.snapshot(), e2e.snapshot(), pool.freeCount(), pool.cachedBlockCount(), steps,
         busyNanos);
   }
@@ -614,6 +622,7 @@ public final class SimEngine {
     s.running = false;
     active.remove(s.id());
     finished.merge(reason, 1L, Long::sum);
+    finishedCopy = null;
     e2e.record((now - s.arrivalNanos) * 1e-9);
     boolean wasInCallback = inCallback;
     inCallback = true;
@@ -630,7 +639,7 @@ public final class SimEngine {
       return;
     }
     if (kvEventListener != null) {
-      KvEventBatch batch = new KvEventBatch(eventSequence++, timestamp, pendingEvents);
+      EngineStepEvents batch = new EngineStepEvents(eventSequence++, timestamp, pendingEvents);
       pendingEvents.clear();
       kvEventListener.accept(batch);
     } else {
@@ -668,7 +677,7 @@ public final class SimEngine {
     private boolean enablePrefixCaching = true;
     private long hashSeed = 0x6B696E666572656EL;
     private long startNanos;
-    private @Nullable Consumer<KvEventBatch> kvEventListener;
+    private @Nullable Consumer<EngineStepEvents> kvEventListener;
     private @Nullable Consumer<StepRecord> stepObserver;
 
     private Builder() {}
@@ -770,7 +779,7 @@ public final class SimEngine {
     }
 
     /** Receives each step's KV events (on the driving thread, at the step's end). Default: none. */
-    public Builder kvEventListener(Consumer<KvEventBatch> listener) {
+    public Builder kvEventListener(Consumer<EngineStepEvents> listener) {
       this.kvEventListener = Objects.requireNonNull(listener, "listener");
       return this;
     }

@@ -3,7 +3,7 @@
  * first, a KV block pool with automatic prefix caching and LRU eviction, preemption by recompute, and step times
  * from a roofline model of the GPU and the model. Its observable state is what a real server exposes: vLLM's
  * metrics ({@link dev.kinference.sim.engine.EngineMetrics}) and KV-cache events
- * ({@link dev.kinference.sim.engine.KvEventBatch}).
+ * ({@link dev.kinference.sim.engine.EngineStepEvents}).
  *
  * <p>Entry point: {@link dev.kinference.sim.engine.SimEngine}.
  */

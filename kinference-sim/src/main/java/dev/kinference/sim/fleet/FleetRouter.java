@@ -1,7 +1,7 @@
 package dev.kinference.sim.fleet;
 
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.RequestOutcome;
 import dev.kinference.sim.workload.ClientRequest;
 
@@ -25,7 +25,7 @@ public interface FleetRouter {
   default void onMetrics(int server, EngineMetrics metrics, long takenAtNanos, long nowNanos) {}
 
   /** A batch of server {@code server}'s KV events, delivered at {@code nowNanos}. */
-  default void onKvEvents(int server, KvEventBatch batch, long nowNanos) {}
+  default void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {}
 
   /** Where a request went; told of its first token and its end. */
   interface Decision {

@@ -37,6 +37,8 @@ import java.util.SplittableRandom;
  * reproducible bit for bit. Requests sent during {@link Window#measure} (after {@link Window#warmup}) are measured;
  * after the window no new request is sent, and the run ends when the last one finishes or
  * {@link Window#drainLimit} after the window, whichever comes first (requests still running count as unfinished).
+ * Each event costs the same whatever the fleet's size: the servers wait in a heap ordered by their next step's end
+ * ({@code NextEventHeap}), and a server is re-keyed only when something touched it.
  *
  * <p>Immutable and thread-safe; each {@link #run} builds fresh servers with empty caches and runs on the calling
  * thread.
@@ -194,6 +196,11 @@ public final class VirtualFleet {
     private final SplittableRandom arrivalRandom;
     private final Map<String, InFlight> inFlight = new HashMap<>();
     private final long[] dispatched;
+    private final NextEventHeap clocks;
+    /** Servers touched since the heap last saw them: their next event may have moved. */
+    private final int[] touched;
+    private final boolean[] isTouched;
+    private int touchedCount;
     private long now;
     private long seq;
     private long sessions;
@@ -223,6 +230,9 @@ public final class VirtualFleet {
       int n = settings.servers();
       this.engines = new SimEngine[n];
       this.dispatched = new long[n];
+      this.clocks = new NextEventHeap(n);
+      this.touched = new int[n];
+      this.isTouched = new boolean[n];
       List<Endpoint> eps = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
         int server = i;
@@ -251,9 +261,28 @@ public final class VirtualFleet {
       return settings.engine().servedModelName();
     }
 
+    /** The engine, to change or read: a router's changes (an oracle advancing the clock) reach the heap too. */
     @Override
     public SimEngine engine(int i) {
-      return engines[i];
+      return touch(i);
+    }
+
+    /** {@code engines[server]}, marked for re-keying before the next event is chosen. */
+    private SimEngine touch(int server) {
+      if (!isTouched[server]) {
+        isTouched[server] = true;
+        touched[touchedCount++] = server;
+      }
+      return engines[server];
+    }
+
+    private void rekeyTouched() {
+      for (int k = 0; k < touchedCount; k++) {
+        int server = touched[k];
+        isTouched[server] = false;
+        clocks.update(server, engines[server].nextEventNanos());
+      }
+      touchedCount = 0;
     }
 
     @Override
@@ -267,15 +296,9 @@ public final class VirtualFleet {
       startLoad();
       while (true) {
         long tq = queue.isEmpty() ? Long.MAX_VALUE : queue.peek().time();
-        int ei = -1;
-        long te = Long.MAX_VALUE;
-        for (int i = 0; i < engines.length; i++) {
-          long t = engines[i].nextEventNanos();
-          if (t < te) {
-            te = t;
-            ei = i;
-          }
-        }
+        rekeyTouched();
+        int ei = clocks.first();
+        long te = clocks.firstTime();
         long t = Math.min(tq, te);
         if (t == Long.MAX_VALUE || t > deadline) {
           break;
@@ -287,7 +310,7 @@ public final class VirtualFleet {
         if (tq <= te) {
           queue.poll().action().run();
         } else {
-          engines[ei].advanceTo(te);
+          touch(ei).advanceTo(te);
         }
         if (now >= nextProgress) {
           observer.onProgress(now, deadline);
@@ -400,7 +423,7 @@ public final class VirtualFleet {
     }
 
     private void submit(InFlight f) {
-      SimEngine engine = engines[f.server];
+      SimEngine engine = touch(f.server);
       engine.advanceTo(now);
       ClientRequest r = f.request;
       engine.submit(new SimRequest(r.id(), r.promptTokens(), r.maxTokens(), r.scriptedOutput(), r.request().lora(),
@@ -411,7 +434,7 @@ public final class VirtualFleet {
       if (now > deadline) {
         return;
       }
-      SimEngine engine = engines[server];
+      SimEngine engine = touch(server);
       engine.advanceTo(now);
       EngineMetrics m = engine.metrics();
       long taken = now;

@@ -1,8 +1,9 @@
 package dev.kinference.sim.server;
 
 /**
- * How a simulated server encodes each KV-cache event inside a {@code KVEventBatch}. The batch itself is always
- * vLLM's positional array {@code [ts: float64, events: array, data_parallel_rank: int]}.
+ * How a simulated server encodes each KV-cache event inside a {@code KVEventBatch}. The batch itself is always the
+ * positional array {@code [ts: float64, events: array, data_parallel_rank: int]} that vLLM releases send, 0.26
+ * included (kinference-vllm's README, "Which batch envelope vLLM sends").
  */
 public enum KvEventFormat {
 

@@ -23,7 +23,8 @@ import org.eclipse.jetty.util.Callback;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The HTTP face of a {@link SimulatedServer}: vLLM's OpenAI and Anthropic endpoints, its pooling endpoints and
+ * The HTTP face of a {@link SimulatedServer}: vLLM's OpenAI (chat, completions, Responses: {@link SimResponses})
+ * and Anthropic endpoints, its pooling endpoints and
  * {@code /detokenize} ({@link SimPooling}), plus {@code /tokenize},
  * {@code /health}, {@code /metrics}, {@code /v1/models} and {@code /version}.
  *
@@ -38,15 +39,21 @@ final class SimHttpHandler extends Handler.Abstract {
   private final SimulatedServer server;
   private final RequestParser parser = RequestParser.defaults();
   private final SimPooling pooling;
+  private final SimResponses responses;
 
   SimHttpHandler(SimulatedServer server) {
     super(InvocationType.BLOCKING);
     this.server = server;
     this.pooling = new SimPooling(server);
+    this.responses = new SimResponses(server, this);
+  }
+
+  SimResponses responses() {
+    return responses;
   }
 
   /** A request that failed validation: the status and vLLM's error type. */
-  private static final class HttpError extends Exception {
+  static final class HttpError extends Exception {
     private static final long serialVersionUID = 1L;
     final int status;
     final String type;
@@ -111,6 +118,11 @@ final class SimHttpHandler extends Handler.Abstract {
         case "/v1/messages" -> {
           if (post(method, response, callback)) {
             anthropic(request, response, callback);
+          }
+        }
+        case "/v1/responses" -> {
+          if (post(method, response, callback)) {
+            responses.handle(request, response, callback);
           }
         }
         case "/v1/messages/count_tokens" -> {
@@ -424,9 +436,9 @@ final class SimHttpHandler extends Handler.Abstract {
   }
 
   /** The end of a request: cached prompt tokens, or why it failed. */
-  private record Outcome(int cachedTokens, @Nullable String failure) {}
+  record Outcome(int cachedTokens, @Nullable String failure) {}
 
-  private Call prepare(InferenceRequest parsed) throws HttpError {
+  Call prepare(InferenceRequest parsed) throws HttpError {
     String lora = resolveModel(parsed.model());
     ObjectNode body = parsed.body();
     JsonNode n = body == null ? null : body.get("n");
@@ -486,7 +498,7 @@ final class SimHttpHandler extends Handler.Abstract {
     throw new HttpError(404, "NotFoundError", "The model `" + model + "` does not exist.");
   }
 
-  private static Outcome await(ResponseStream stream) throws InterruptedException {
+  static Outcome await(ResponseStream stream) throws InterruptedException {
     while (true) {
       ResponseStream.Event e = stream.next();
       switch (e) {
@@ -508,7 +520,7 @@ final class SimHttpHandler extends Handler.Abstract {
         cached >= 0 && server.promptTokensDetails() ? cached : -1);
   }
 
-  private byte[] readBody(Request request) throws IOException, RequestTooLargeException {
+  byte[] readBody(Request request) throws IOException, RequestTooLargeException {
     long limit = parser.maxBodyBytes();
     long declared = request.getLength();
     if (declared > limit) {
@@ -549,31 +561,31 @@ final class SimHttpHandler extends Handler.Abstract {
     }
   }
 
-  private static void startStream(Response response) {
+  static void startStream(Response response) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, EVENT_STREAM);
   }
 
-  private static void write(Response response, byte[] bytes) throws IOException {
+  static void write(Response response, byte[] bytes) throws IOException {
     try (Blocker.Callback cb = Blocker.callback()) {
       response.write(false, ByteBuffer.wrap(bytes), cb);
       cb.block();
     }
   }
 
-  private static void send(Response response, Callback callback, int status, String contentType, byte[] body) {
+  static void send(Response response, Callback callback, int status, String contentType, byte[] body) {
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
     response.write(true, ByteBuffer.wrap(body), callback);
   }
 
-  private static String message(Throwable e) {
+  static String message(Throwable e) {
     String m = e.getMessage();
     return m == null ? e.toString() : m;
   }
 
-  private static String randomHex() {
+  static String randomHex() {
     ThreadLocalRandom r = ThreadLocalRandom.current();
     return String.format("%016x%016x", r.nextLong(), r.nextLong());
   }

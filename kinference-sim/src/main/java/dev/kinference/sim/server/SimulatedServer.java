@@ -1,12 +1,13 @@
 package dev.kinference.sim.server;
 
 import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointLabels;
 import dev.kinference.prompt.ApproximateTokenizer;
 import dev.kinference.prompt.TokenizationException;
 import dev.kinference.request.InferenceRequest;
 import dev.kinference.sim.engine.EngineConfig;
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.SimEngine;
 import dev.kinference.sim.engine.SimRequest;
 import java.net.URI;
@@ -49,13 +50,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class SimulatedServer implements AutoCloseable {
 
-  /** Endpoint label: the KV-event PUB address, such as {@code tcp://127.0.0.1:5557}. */
-  public static final String KV_EVENTS_ENDPOINT_LABEL = "kinference.dev/kv-events-endpoint";
-  /** Endpoint label: the KV-event ROUTER replay address. */
-  public static final String KV_EVENTS_REPLAY_LABEL = "kinference.dev/kv-events-replay-endpoint";
-  /** Endpoint label: the KV-event topic. */
-  public static final String KV_EVENTS_TOPIC_LABEL = "kinference.dev/kv-events-topic";
-
   private static final String HOST = "127.0.0.1";
 
   /** How {@link #kill(KillMode)} takes a server down. */
@@ -96,9 +90,10 @@ public final class SimulatedServer implements AutoCloseable {
   private final ApproximateTokenizer tokenizer = new ApproximateTokenizer();
   private final SyntheticText text = new SyntheticText(tokenizer);
   private final Server jetty;
+  private final SimResponses responses;
   private final ServerConnector connector;
   private final int port;
-  private final KvEventEncoder encoder;
+  private final KvEventBatchWriter encoder;
   private final String topic;
   private final long createdSeconds = System.currentTimeMillis() / 1000;
 
@@ -107,7 +102,7 @@ public final class SimulatedServer implements AutoCloseable {
   private volatile @Nullable RealtimeEngineLoop loop;
   private volatile @Nullable EngineConfig engineConfig;
   private volatile @Nullable EngineMetrics lastEngineMetrics;
-  private volatile VllmMetrics metrics;
+  private volatile MetricsPage metrics;
   private int publisherPort;
   private int replayPort;
 
@@ -132,7 +127,7 @@ public final class SimulatedServer implements AutoCloseable {
     for (int i = 0; i < loraAdapters.size(); i++) {
       loraIds.put(loraAdapters.get(i), i + 1);
     }
-    this.encoder = new KvEventEncoder(kvEventFormat, dataParallelRank, loraIds);
+    this.encoder = new KvEventBatchWriter(kvEventFormat, dataParallelRank, loraIds);
 
     VirtualThreadPool threads = new VirtualThreadPool();
     threads.setName("sim-http");
@@ -145,7 +140,9 @@ public final class SimulatedServer implements AutoCloseable {
     // long waits for a first token are normal under load; only a silent client should time out
     connector.setIdleTimeout(TimeUnit.MINUTES.toMillis(30));
     jetty.addConnector(connector);
-    jetty.setHandler(new SimHttpHandler(this));
+    SimHttpHandler handler = new SimHttpHandler(this);
+    this.responses = handler.responses();
+    jetty.setHandler(handler);
     this.metrics = newMetrics();
     jetty.start();
     this.port = connector.getLocalPort();
@@ -198,7 +195,7 @@ public final class SimulatedServer implements AutoCloseable {
     }
   }
 
-  private VllmMetrics newMetrics() {
+  private MetricsPage newMetrics() {
     Map<String, String> cache = new LinkedHashMap<>();
     cache.put("block_size", Integer.toString(blockSize()));
     cache.put("gpu_memory_utilization", "0.9");
@@ -218,10 +215,10 @@ public final class SimulatedServer implements AutoCloseable {
       cache.put("gpu_memory_utilization", Double.toString(c.gpuMemoryUtilization()));
       cache.put("enable_prefix_caching", c.enablePrefixCaching() ? "True" : "False");
     }
-    return new VllmMetrics(modelName, dataParallelRank, cache, maxLoras, System.currentTimeMillis() / 1000.0);
+    return new MetricsPage(modelName, dataParallelRank, cache, maxLoras, System.currentTimeMillis() / 1000.0);
   }
 
-  private void publishEvents(KvEventBatch batch) {
+  private void publishEvents(EngineStepEvents batch) {
     KvEventPublisher p = publisher;
     if (p != null) {
       p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, batch.events()));
@@ -290,6 +287,11 @@ public final class SimulatedServer implements AutoCloseable {
     } catch (TokenizationException e) {
       throw new IllegalStateException("the approximate tokenizer never fails", e);
     }
+  }
+
+  /** The Responses API endpoint and its stored responses. */
+  SimResponses responses() {
+    return responses;
   }
 
   SyntheticText text() {
@@ -386,16 +388,16 @@ public final class SimulatedServer implements AutoCloseable {
 
   /**
    * This server as a router endpoint (id = {@link #name()}), labelled with its KV-event addresses and topic
-   * ({@link #KV_EVENTS_ENDPOINT_LABEL}, {@link #KV_EVENTS_REPLAY_LABEL}, {@link #KV_EVENTS_TOPIC_LABEL}).
+   * ({@link EndpointLabels#KV_EVENTS}, {@link EndpointLabels#KV_EVENTS_REPLAY}, {@link EndpointLabels#KV_EVENTS_TOPIC}).
    */
   public Endpoint endpoint() {
     Map<String, String> labels = new LinkedHashMap<>();
     String events = kvEventsEndpoint();
     String replay = kvEventsReplayEndpoint();
     if (events != null && replay != null) {
-      labels.put(KV_EVENTS_ENDPOINT_LABEL, events);
-      labels.put(KV_EVENTS_REPLAY_LABEL, replay);
-      labels.put(KV_EVENTS_TOPIC_LABEL, topic);
+      labels.put(EndpointLabels.KV_EVENTS, events);
+      labels.put(EndpointLabels.KV_EVENTS_REPLAY, replay);
+      labels.put(EndpointLabels.KV_EVENTS_TOPIC, topic);
     }
     return new Endpoint(name, baseUri(), modelName, labels);
   }

@@ -47,7 +47,7 @@
  * <h2>KV events</h2>
  * Three frames per batch: topic (default {@code kv@127.0.0.1:<port>@<model>}, llm-d's convention), an 8-byte
  * big-endian sequence number from 0 per process, and the msgpack {@code KVEventBatch}, always the positional array
- * {@code [ts float64, events, data_parallel_rank]}. Events are vLLM 0.26's tagged maps ({@code BlockStored} with
+ * {@code [ts float64, events, data_parallel_rank]} that vLLM releases send (kinference-vllm's README says why). Events are vLLM 0.26's tagged maps ({@code BlockStored} with
  * {@code type, block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name, extra_keys,
  * group_idx, kv_cache_spec_kind}; {@code BlockRemoved} with {@code type, block_hashes, medium, group_idx};
  * {@code AllBlocksCleared}) or, with {@link dev.kinference.sim.server.KvEventFormat#ARRAY}, the older positional

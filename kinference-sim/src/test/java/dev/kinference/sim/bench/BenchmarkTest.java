@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kinference.sim.engine.GpuSpec;
+import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.MultiTurnShape;
@@ -20,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class BenchmarkTest {
+
+  private static final BenchmarkPlan.FleetOverride SAME_FLEET = BenchmarkPlan.FleetOverride.NONE;
 
   private static Benchmark.Scenario tiny() {
     return Scenarios.smoke().withRouters(List.of(Routers.OURS, Routers.RANDOM, Routers.LEAST_REQUEST,
@@ -104,7 +108,7 @@ class BenchmarkTest {
 
   @Test
   void thePlanAppliesItsOverridesAndRejectsNonsense(@TempDir Path dir) {
-    BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, 3, List.of(Routers.OURS, Routers.RANDOM),
+    BenchmarkPlan plan = new BenchmarkPlan("smoke", null, 1, SAME_FLEET, List.of(Routers.OURS, Routers.RANDOM),
         List.of("unique"), List.of(3), List.of(), 2, 5, 99L, 1, false, 2,
         new BenchmarkPlan.RouterViewOverride(Duration.ofMillis(200), null, Duration.ofMillis(40)), null, null,
         dir);
@@ -123,14 +127,14 @@ class BenchmarkTest {
     assertThat(out.toString(StandardCharsets.UTF_8)).contains("Report:").contains("smoke.html");
     assertThat(dir.resolve("smoke.html")).exists();
 
-    assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, 3, List.of(), List.of(), List.of(), List.of(), -1, 0,
-        null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir).toScenario())
+    assertThatThrownBy(() -> new BenchmarkPlan("nope", null, 1, SAME_FLEET, List.of(), List.of(), List.of(),
+        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir).toScenario())
         .hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
-    assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of("magic"), List.of(), List.of(),
+    assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, SAME_FLEET, List.of("magic"), List.of(), List.of(),
         List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir).toScenario())
         .hasMessageContaining("unknown router");
-    assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, 3, List.of(), List.of(), List.of(2), List.of(1.0),
-        -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir))
+    assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, SAME_FLEET, List.of(), List.of(), List.of(2),
+        List.of(1.0), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir))
         .hasMessageContaining("not both");
     assertThatThrownBy(() -> new BenchmarkPlan.RouterViewOverride(Duration.ZERO, null, null))
         .hasMessageContaining("scrape interval must be positive: 0 ms");
@@ -139,10 +143,31 @@ class BenchmarkTest {
   }
 
   @Test
+  void aScenarioRunsOnAnotherFleetKeepingItsServedModelName(@TempDir Path dir) {
+    BenchmarkPlan.FleetOverride big = new BenchmarkPlan.FleetOverride(256, GpuSpec.H100, ModelSpec.QWEN3_8B, 2);
+    Benchmark.Scenario s = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, big, List.of(), List.of(),
+        List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir)
+        .toScenario();
+    Benchmark.Scenario paper = Scenarios.named(Scenarios.KINFERENCE_PAPER);
+    assertThat(s.fleet().servers()).isEqualTo(256);
+    assertThat(s.fleet().engine().describe()).isEqualTo("2x H100, Qwen3-8B");
+    assertThat(s.fleet().engine().servedModelName()).as("the workloads still address the fleet")
+        .isEqualTo(paper.fleet().engine().servedModelName());
+    assertThat(s.description()).endsWith("servers overridden: 256x (2x H100, Qwen3-8B)");
+    Benchmark.Scenario servers = new BenchmarkPlan("smoke", null, 1, BenchmarkPlan.FleetOverride.servers(16),
+        List.of(), List.of(), List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE,
+        null, null, dir).toScenario();
+    assertThat(servers.fleet().servers()).isEqualTo(16);
+    assertThat(servers.fleet().engine()).as("the smoke fleet's small KV cache kept")
+        .isEqualTo(Scenarios.named("smoke").fleet().engine());
+    assertThatThrownBy(() -> BenchmarkPlan.FleetOverride.servers(5000)).hasMessageContaining("[1, 4096]: 5000");
+  }
+
+  @Test
   void thePlanReshapesTheWorkloadsAndTheTenantMixsTenants(@TempDir Path dir) {
     SharedPrefixShape longPrompts = SharedPrefixShape.of(List.of(16, 6, 18000, 1000, 100));
     MultiTurnShape longMessages = MultiTurnShape.of(List.of(4, 2000, 4, 12, 2000, 500, 2500));
-    Benchmark.Scenario s = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, 3, List.of(), List.of(),
+    Benchmark.Scenario s = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, SAME_FLEET, List.of(), List.of(),
         List.of(), List.of(), -1, 0, null, 1, true, 1, BenchmarkPlan.RouterViewOverride.NONE, longPrompts,
         longMessages, dir).toScenario();
     assertThat(s.describeWorkload("shared-prefix"))
@@ -154,9 +179,9 @@ class BenchmarkTest {
     assertThat(s.describeWorkload("unique")).as("unchanged").startsWith("2000-token prompts");
     assertThat(s.workloads().getFirst().loads()).as("the scenario's sweep").hasSize(7);
 
-    Benchmark.Scenario unchanged = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, 3, List.of(), List.of(),
-        List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir)
-        .toScenario();
+    Benchmark.Scenario unchanged = new BenchmarkPlan(Scenarios.KINFERENCE_PAPER, null, 1, SAME_FLEET, List.of(),
+        List.of(), List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null,
+        dir).toScenario();
     assertThat(unchanged.describeWorkload("shared-prefix")).startsWith("48 groups x 6 users, 6000-token");
 
     assertThatThrownBy(() -> SharedPrefixShape.of(List.of(16, 6, 18000)))

@@ -6,7 +6,7 @@ import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.prompt.PrefixKeys;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.RequestListener;
 import dev.kinference.sim.engine.SimEngine;
 import dev.kinference.sim.engine.SimRequest;
@@ -30,7 +30,7 @@ class KinferenceRouterTest {
     router.start(view);
     ClientRequest warm = FakeView.request("warm", Prompts.text(1, 200) + " first question");
     SimEngine engine = view.engine(2);
-    List<KvEventBatch> batches = new ArrayList<>();
+    List<EngineStepEvents> batches = new ArrayList<>();
     SimEngine withEvents = SimEngine.builder().gpu(engine.config().gpu()).model(engine.config().model())
         .servedModelName("m").numGpuBlocks(100).kvEventListener(batches::add).build();
     withEvents.submit(SimRequest.of("warm", warm.promptTokens(), 1), RequestListener.NONE);
@@ -43,7 +43,7 @@ class KinferenceRouterTest {
       routerKeys.add(keys.key(b));
     }
     Set<Long> engineHashes = new HashSet<>();
-    for (KvEventBatch batch : batches) {
+    for (EngineStepEvents batch : batches) {
       for (KvEvent e : batch.events()) {
         if (e instanceof KvEvent.BlockStored s) {
           Arrays.stream(s.blockHashes()).forEach(engineHashes::add);

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class EngineModelTest {
 
   private final List<StepRecord> steps = new ArrayList<>();
-  private final List<KvEventBatch> batches = new ArrayList<>();
+  private final List<EngineStepEvents> batches = new ArrayList<>();
   private final Map<String, RequestOutcome> outcomes = new HashMap<>();
 
   private SimEngine.Builder small(int blocks) {
@@ -118,7 +118,7 @@ class EngineModelTest {
     engine.submit(SimRequest.of("big", tokens(12, 191), 1), recorder);
     runToIdle(engine);
     List<Long> removed = new ArrayList<>();
-    for (KvEventBatch batch : batches) {
+    for (EngineStepEvents batch : batches) {
       for (KvEvent e : batch.events()) {
         if (e instanceof KvEvent.BlockRemoved r) {
           assertThat(r.blockHashes()).hasSize(1);

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.sim.engine.EngineMetrics;
 import dev.kinference.sim.engine.GpuSpec;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.engine.RequestOutcome;
 import dev.kinference.sim.workload.ClientRequest;
@@ -76,7 +76,7 @@ class VirtualFleetTest {
     }
 
     @Override
-    public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+    public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
       eventDeliveries.add(new long[] {server, batch.timestampNanos(), nowNanos});
     }
   }

@@ -297,7 +297,7 @@ class SimulatedServerHttpTest {
     // cumulative buckets never decrease
     double previous = 0;
     for (double le : VllmMetricsBuckets.TTFT) {
-      double v = m.get("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"" + PrometheusText.goFloat(le)
+      double v = m.get("vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"" + PrometheusTextWriter.goFloat(le)
           + "\",model_name=\"" + MODEL + "\"}");
       assertThat(v).isGreaterThanOrEqualTo(previous);
       previous = v;

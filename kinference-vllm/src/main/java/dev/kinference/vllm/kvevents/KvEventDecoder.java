@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * every encoding vLLM has published:
  *
  * <ul>
- *   <li>the batch as an array {@code [ts, events, data_parallel_rank?]} or as a map with those keys;</li>
+ *   <li>the batch as an array {@code [ts, events, data_parallel_rank?]} (what vLLM releases send, 0.26 included) or
+ *       as a map with those keys (vLLM's source where {@code EventBatch} is not {@code array_like});</li>
  *   <li>each event as a tagged map {@code {"type": "BlockStored", "block_hashes": ..., ...}} (keys in any order,
  *       fields with default values omitted) or as a tagged array {@code ["BlockStored", block_hashes,
  *       parent_block_hash, token_ids, block_size, lora_id, medium, lora_name, extra_keys, group_idx, ...]} whose
@@ -24,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  * {@code "#lora-id:<id>"}, so its adapter blocks never match base-model prompts. The cache salt is taken from the
  * first block's {@code extra_keys} when the event starts a sequence (no parent): vLLM orders them LoRA name,
  * multimodal keys, salt, prompt-embedding digest, so the salt is the last top-level string that is not the LoRA
- * name. Events of KV-cache groups other than group 0 (hybrid models) are skipped and counted, as are event types
- * this decoder does not know.
+ * name. Each event comes with its KV-cache group ({@link KvCacheGroup}: {@code group_idx},
+ * {@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}); which groups count is the subscriber's decision.
+ * Event types this decoder does not know are skipped and counted.
  *
  * <p>A payload that is truncated, not msgpack, or of another shape is rejected whole with a
  * {@link KvEventFormatException} naming the reason; nothing of it is returned.
@@ -55,6 +57,8 @@ public final class KvEventDecoder {
   private static final byte[] K_LORA_NAME = ascii("lora_name");
   private static final byte[] K_EXTRA_KEYS = ascii("extra_keys");
   private static final byte[] K_GROUP_IDX = ascii("group_idx");
+  private static final byte[] K_SPEC_KIND = ascii("kv_cache_spec_kind");
+  private static final byte[] K_SLIDING_WINDOW = ascii("kv_cache_spec_sliding_window");
 
   private static final int STORED = 1;
   private static final int REMOVED = 2;
@@ -78,6 +82,12 @@ public final class KvEventDecoder {
   private @Nullable String lastExtraString;
   private int lastExtraStringIndex;
   private long groupIdx;
+  private @Nullable String specKind;
+  private long slidingWindow;
+  // The last group decoded, so a stream of one group's events allocates it once.
+  private KvCacheGroup lastGroup = KvCacheGroup.UNDESCRIBED;
+  private byte[] lastKindBytes = new byte[0];
+  private @Nullable String lastKind;
 
   // The last LoRA name decoded, so a stream of one adapter's events allocates its name once.
   private byte[] lastLoraBytes = new byte[0];
@@ -118,6 +128,7 @@ public final class KvEventDecoder {
     double ts = Double.NaN;
     int rank = -1;
     List<KvEvent> events = null;
+    List<KvCacheGroup> groups = new ArrayList<>();
     int[] skipped = new int[1];
     if (t == MsgpackReader.Type.ARRAY) {
       int n = in.readArrayHeader();
@@ -125,7 +136,7 @@ public final class KvEventDecoder {
         throw in.fail("a batch array needs [ts, events], found " + n + " elements");
       }
       ts = in.readDouble();
-      events = readEvents(skipped);
+      events = readEvents(groups, skipped);
       if (n >= 3) {
         rank = readRank();
       }
@@ -139,7 +150,7 @@ public final class KvEventDecoder {
         if (in.payloadEquals(len, K_TS)) {
           ts = in.readDouble();
         } else if (in.payloadEquals(len, K_EVENTS)) {
-          events = readEvents(skipped);
+          events = readEvents(groups, skipped);
         } else if (in.payloadEquals(len, K_DP_RANK)) {
           rank = readRank();
         } else {
@@ -152,7 +163,7 @@ public final class KvEventDecoder {
     } else {
       throw in.fail("a batch must be an array or a map, found " + t);
     }
-    return new KvEventBatch(ts, rank, events, skipped[0]);
+    return new KvEventBatch(ts, rank, events, groups, skipped[0]);
   }
 
   private int readRank() {
@@ -166,18 +177,35 @@ public final class KvEventDecoder {
     return r;
   }
 
-  private List<KvEvent> readEvents(int[] skipped) {
+  private List<KvEvent> readEvents(List<KvCacheGroup> groups, int[] skipped) {
     int n = in.readArrayHeader();
     List<KvEvent> out = new ArrayList<>(n);
+    groups.clear(); // a map batch with two 'events' keys keeps the last, as msgpack decoders do
     for (int i = 0; i < n; i++) {
       KvEvent e = readEvent();
       if (e == null) {
         skipped[0]++;
       } else {
         out.add(e);
+        groups.add(group());
       }
     }
     return out;
+  }
+
+  private KvCacheGroup group() {
+    if (groupIdx < 0 || groupIdx > Integer.MAX_VALUE) {
+      throw in.fail("group_idx out of range: " + groupIdx);
+    }
+    if (slidingWindow < 0 || slidingWindow > Integer.MAX_VALUE) {
+      throw in.fail("kv_cache_spec_sliding_window out of range: " + slidingWindow);
+    }
+    KvCacheGroup last = lastGroup;
+    if (!last.is((int) groupIdx, specKind, (int) slidingWindow)) {
+      last = new KvCacheGroup((int) groupIdx, specKind, (int) slidingWindow);
+      lastGroup = last;
+    }
+    return last;
   }
 
   private @Nullable KvEvent readEvent() {
@@ -189,9 +217,6 @@ public final class KvEventDecoder {
       readMapEvent();
     } else {
       throw in.fail("an event must be an array or a map, found " + t);
-    }
-    if (groupIdx != 0) {
-      return null;
     }
     return switch (type) {
       case STORED -> {
@@ -242,6 +267,8 @@ public final class KvEventDecoder {
     lastExtraString = null;
     lastExtraStringIndex = -1;
     groupIdx = 0;
+    specKind = null;
+    slidingWindow = 0;
   }
 
   private void readArrayEvent() {
@@ -266,6 +293,8 @@ public final class KvEventDecoder {
             case 6 -> readLoraName();
             case 7 -> readExtraKeys();
             case 8 -> readGroupIdx();
+            case 9 -> readSpecKind();
+            case 10 -> readSlidingWindow();
             default -> in.skipValue();
           }
         }
@@ -316,6 +345,10 @@ public final class KvEventDecoder {
         readExtraKeys();
       } else if (in.payloadEquals(len, K_GROUP_IDX)) {
         readGroupIdx();
+      } else if (in.payloadEquals(len, K_SPEC_KIND)) {
+        readSpecKind();
+      } else if (in.payloadEquals(len, K_SLIDING_WINDOW)) {
+        readSlidingWindow();
       } else {
         in.skipValue();
       }
@@ -418,6 +451,27 @@ public final class KvEventDecoder {
 
   private void readGroupIdx() {
     groupIdx = in.tryReadNil() ? 0 : in.readLongBits();
+  }
+
+  private void readSpecKind() {
+    if (in.tryReadNil()) {
+      specKind = null;
+      return;
+    }
+    int len = in.readStringHeader();
+    String last = lastKind;
+    if (last != null && in.payloadEquals(len, lastKindBytes)) {
+      specKind = last; // the kind of the event before, most of the time: no new string
+      return;
+    }
+    int off = in.payloadOffset();
+    specKind = new String(in.buffer(), off, len, StandardCharsets.UTF_8);
+    lastKindBytes = java.util.Arrays.copyOfRange(in.buffer(), off, off + len);
+    lastKind = specKind;
+  }
+
+  private void readSlidingWindow() {
+    slidingWindow = in.tryReadNil() ? 0 : in.readLongBits();
   }
 
   /** Reads {@code extra_keys} (one entry per block, each a tuple or nil) and keeps the first block's cache salt. */

@@ -3,12 +3,10 @@ package dev.kinference.vllm.kvevents;
 import dev.kinference.cache.CacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.endpoint.EndpointState;
-import dev.kinference.endpoint.Health;
 import dev.kinference.vllm.VllmLabels;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
@@ -58,6 +56,9 @@ import org.zeromq.ZMonitor;
  * a replay socket, a silent socket is replaced only when its connection was reported lost or it never delivered
  * anything.
  *
+ * <p>These rules live in {@link KvEventSequencer}, which sees no socket: this class owns the sockets and the thread,
+ * and carries out the sequencer's actions.
+ *
  * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
  * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
  */
@@ -70,9 +71,6 @@ public final class KvEventSubscriber implements AutoCloseable {
    * one connection in a hundred here); ZeroMQ's default of 30 s would leave the subscriber deaf that long.
    */
   static final int HANDSHAKE_MILLIS = 1_000;
-
-  private static final long NONE = -1;
-  private static final long END_OF_REPLAY = -1;
 
   /**
    * Told what the subscriber does, on its thread, in order. Implementations must be quick and must not throw; a
@@ -98,7 +96,8 @@ public final class KvEventSubscriber implements AutoCloseable {
    * @param batches batches applied (live and replayed)
    * @param events events applied
    * @param blocks blocks named by applied events (stored plus removed)
-   * @param skippedEvents events decoded but not applied (unknown types, other KV-cache groups)
+   * @param skippedEvents events decoded but not applied to the index: unknown types, KV-cache groups other than the
+   *     indexed one (tracked apart, see {@link HybridCacheIndex}), tiers other than the GPU
    * @param gaps gaps in the sequence
    * @param repairedGaps gaps filled completely through the replay socket
    * @param replayedBatches batches applied from the replay socket
@@ -127,15 +126,12 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final @Nullable ZContext sharedContext;
 
   private final KvEventDecoder decoder = new KvEventDecoder();
+  private final KvCacheGroups groups;
+  // Driven by the subscriber thread only.
+  private final KvEventSequencer sequencer;
   private volatile boolean running;
   private @Nullable Thread thread;
   private @Nullable ZContext ownContext;
-  // Written by the subscriber thread only.
-  private long lastSeq = NONE;
-  // the last batch applied, as received (frames are fresh arrays): a replay of it must match byte for byte
-  private byte @Nullable [] lastPayload;
-  // Set when the monitor reports a dropped connection; written and read by the subscriber thread only.
-  private boolean disconnected;
   private static final AtomicLong MONITORS = new AtomicLong();
 
   private final AtomicLong batches = new AtomicLong();
@@ -150,7 +146,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final AtomicLong resyncs = new AtomicLong();
   private final AtomicLong rankMismatches = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
-  private final AtomicLong lastApplied = new AtomicLong(NONE);
+  private final AtomicLong lastApplied = new AtomicLong(KvEventSequencer.NONE);
 
   private KvEventSubscriber(Builder b, String address) {
     this.endpoint = b.endpoint;
@@ -165,6 +161,9 @@ public final class KvEventSubscriber implements AutoCloseable {
     this.reconnectMax = b.reconnectMax;
     this.listener = b.listener;
     this.sharedContext = b.context;
+    this.groups = new KvCacheGroups(endpoint.endpoint().model());
+    this.sequencer = new KvEventSequencer(topic, replayAddress == null ? null : this::fetchReplay,
+        reconnectMax.toNanos() * 2 + 1_000_000_000L);
   }
 
   /** A builder for a subscriber applying {@code endpoint}'s events to {@code index}. */
@@ -193,6 +192,9 @@ public final class KvEventSubscriber implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     running = true;
+    if (index instanceof HybridCacheIndex hybrid) {
+      hybrid.register(endpoint, groups);
+    }
     Thread t = new Thread(this::run, "kv-events-" + endpoint.id());
     t.setDaemon(true);
     thread = t;
@@ -237,6 +239,19 @@ public final class KvEventSubscriber implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * Blocks this endpoint's server holds in tiers other than the GPU (CPU offload), counted apart: they are never
+   * indexed as GPU hits.
+   */
+  public long otherTierBlocks() {
+    return groups.otherTierBlocks();
+  }
+
+  /** The KV-cache group whose events feed the index (the first full-attention group), or -1 before any event. */
+  public int indexedGroup() {
+    return groups.indexedGroup();
   }
 
   public Stats stats() {
@@ -307,6 +322,9 @@ public final class KvEventSubscriber implements AutoCloseable {
         }
       }
     } finally {
+      if (index instanceof HybridCacheIndex hybrid) {
+        hybrid.unregister(endpoint, groups);
+      }
       synchronized (this) {
         ZContext own = ownContext;
         if (own != null) {
@@ -318,64 +336,42 @@ public final class KvEventSubscriber implements AutoCloseable {
   }
 
   /**
-   * Receives until stopped, or until the socket looks deaf: then the caller builds a fresh one. JeroMQ occasionally
-   * keeps a connection that never delivers again, without reporting it (seen against a publisher restarted on the
-   * same port), so a long silence is checked ({@link #checkAfterSilence}) rather than trusted. A silent server that
-   * the endpoint's health shows going down and coming back (a metrics scraper sets it) is checked as soon as it is
-   * back: it may have restarted, and the silence would otherwise have to last twice the longest backoff first.
+   * Receives until stopped, or until the sequencer finds the socket deaf: then the caller builds a fresh one. JeroMQ
+   * occasionally keeps a connection that never delivers again, without reporting it (seen against a publisher
+   * restarted on the same port), so a long silence is checked rather than trusted ({@link KvEventSequencer#onSilence}).
    */
   private void receiveLoop(ZMQ.Socket socket, ZMQ.Socket monitor) {
     List<byte[]> frames = new ArrayList<>(4);
-    long silentSince = System.nanoTime();
-    long checkAfterNanos = reconnectMax.toNanos() * 2 + 1_000_000_000L;
-    boolean delivered = false;
-    boolean lostSinceLastMessage = false;
-    boolean seenDown = false;
+    sequencer.socketOpened(System.nanoTime());
     while (running) {
       byte[] first = socket.recv(0);
       for (ZEvent e = ZEvent.recv(monitor, ZMQ.DONTWAIT); e != null; e = ZEvent.recv(monitor, ZMQ.DONTWAIT)) {
         if (e.getEvent() == ZMonitor.Event.DISCONNECTED) {
-          // Only a connection this socket was receiving on can have missed a restart: one that never delivered
-          // (JeroMQ closes a fresh connection whose handshake stalls) leaves the first message to the usual checks.
-          disconnected |= delivered;
-          lostSinceLastMessage = true;
+          sequencer.onDisconnected();
         }
       }
       if (first == null) {
-        Health health = endpoint.health();
-        boolean cameBack = seenDown && health == Health.HEALTHY;
-        seenDown = health == Health.UNHEALTHY || (seenDown && !cameBack);
-        if (cameBack || System.nanoTime() - silentSince > checkAfterNanos) {
-          if (cameBack) {
-            LOG.debug("{} is healthy again after being down; checking its KV events", endpoint.id());
-          }
-          boolean replace;
-          try {
-            replace = replayAddress != null ? !checkAfterSilence() : lostSinceLastMessage || !delivered;
-          } catch (RuntimeException e) {
-            LOG.error("checking the KV events of {} after a silence failed; clearing its entries", endpoint.id(), e);
-            resync();
-            replace = true;
-          }
-          if (replace) {
-            LOG.debug("KV-event socket of {} at {} looks deaf; connecting a new one", endpoint.id(), address);
-            return;
-          }
-          silentSince = System.nanoTime();
+        boolean replace;
+        try {
+          replace = execute(sequencer.onSilence(System.nanoTime(), endpoint.health()));
+        } catch (RuntimeException e) {
+          LOG.error("checking the KV events of {} after a silence failed; clearing its entries", endpoint.id(), e);
+          resync();
+          replace = true;
+        }
+        if (replace) {
+          LOG.debug("KV-event socket of {} at {} looks deaf; connecting a new one", endpoint.id(), address);
+          return;
         }
         continue;
       }
-      silentSince = System.nanoTime();
-      delivered = true;
-      lostSinceLastMessage = false;
-      seenDown = false; // a socket that delivers is not deaf: the sequence tells of a restart
       frames.clear();
       frames.add(first);
       while (socket.hasReceiveMore()) {
         frames.add(socket.recv(0));
       }
       try {
-        onMessage(frames);
+        execute(sequencer.onMessage(frames, System.nanoTime()));
       } catch (RuntimeException e) {
         // A bug in an index or listener must not kill the subscriber: resynchronise and carry on.
         LOG.error("applying KV events of {} failed; clearing its entries", endpoint.id(), e);
@@ -384,174 +380,43 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
-  private void onMessage(List<byte[]> frames) {
-    if (frames.size() != 3) {
-      reject("expected 3 frames [topic, seq, payload], got " + frames.size());
-      return;
-    }
-    byte[] seqBytes = frames.get(1);
-    if (seqBytes.length != 8) {
-      reject("sequence frame has " + seqBytes.length + " bytes, expected 8");
-      return;
-    }
-    long seq = toLong(seqBytes);
-    if (seq == END_OF_REPLAY) {
-      reject("live message carries the end-of-replay sequence");
-      return;
-    }
-    if (disconnected) {
-      disconnected = false;
-      if (lastSeq != NONE) {
-        // The server may have restarted meanwhile and published past our last number: its numbers prove
-        // nothing now. Rebuild as a new subscriber would: clear, then replay what the server still buffers.
-        long last = lastSeq;
-        reconnects.incrementAndGet();
-        if (Long.compareUnsigned(seq, last) <= 0) {
-          restarts.incrementAndGet();
-          notifyListener(() -> listener.onRestart(endpoint, last, seq));
+  /** Carries out the sequencer's actions in order; returns whether the live socket is to be replaced. */
+  private boolean execute(List<KvEventSequencer.Action> actions) {
+    boolean replace = false;
+    for (KvEventSequencer.Action action : actions) {
+      switch (action) {
+        case KvEventSequencer.Action.Apply a -> apply(a.seq(), a.payload(), a.replayed());
+        case KvEventSequencer.Action.Clear c -> {
+          LOG.info("clearing the KV-cache entries of {}: {}", endpoint.id(), c.why());
+          resync();
         }
-        LOG.info("KV-event connection of {} was lost and re-established at sequence {}; rebuilding its entries",
-            endpoint.id(), Long.toUnsignedString(seq));
-        resync();
-        lastSeq = NONE;
+        case KvEventSequencer.Action.Gap g -> {
+          gaps.incrementAndGet();
+          if (g.repaired()) {
+            repairedGaps.incrementAndGet();
+          }
+          notifyListener(() -> listener.onGap(endpoint, g.expected(), g.received(), g.repaired()));
+        }
+        case KvEventSequencer.Action.Restart r -> {
+          restarts.incrementAndGet();
+          LOG.info("KV-event server of {} restarted (sequence {} after {})", endpoint.id(),
+              Long.toUnsignedString(r.received()), Long.toUnsignedString(r.last()));
+          notifyListener(() -> listener.onRestart(endpoint, r.last(), r.received()));
+        }
+        case KvEventSequencer.Action.Reconnected r -> reconnects.incrementAndGet();
+        case KvEventSequencer.Action.Reject r -> reject(r.reason());
+        case KvEventSequencer.Action.ReplaceSocket r -> replace = true;
       }
     }
-    if (lastSeq == NONE) {
-      if (seq != 0 && replayAddress != null) {
-        replay(0, seq);
-      }
-    } else if (Long.compareUnsigned(seq, lastSeq) <= 0) {
-      long last = lastSeq;
-      restarts.incrementAndGet();
-      LOG.info("KV-event sequence of {} went from {} to {}: server restarted; clearing its entries", endpoint.id(),
-          Long.toUnsignedString(last), Long.toUnsignedString(seq));
-      resync();
-      notifyListener(() -> listener.onRestart(endpoint, last, seq));
-      if (seq != 0 && replayAddress != null) {
-        replay(0, seq);
-      }
-    } else if (seq != lastSeq + 1) {
-      long expected = lastSeq + 1;
-      gaps.incrementAndGet();
-      boolean repaired = replayAddress != null && replay(expected, seq);
-      if (repaired) {
-        repairedGaps.incrementAndGet();
-      } else {
-        LOG.warn("KV events {}..{} of {} were lost{}; clearing its entries to rebuild from new events",
-            Long.toUnsignedString(expected), Long.toUnsignedString(seq - 1), endpoint.id(),
-            replayAddress == null ? " (no replay socket)" : " and could not be replayed");
-        resync();
-      }
-      notifyListener(() -> listener.onGap(endpoint, expected, seq, repaired));
-    }
-    apply(seq, frames.get(2), false);
+    return replace;
   }
 
   /**
-   * Replays batches {@code [from, to)} and applies them. Returns whether every one of them was applied; on a hole
-   * the entries are cleared first and the remaining batches applied on top.
+   * The replay socket's replies from {@code from} on, each reply's frames after the empty delimiter, up to and
+   * including the end marker (or a malformed reply, which the sequencer rejects); null when it does not answer in
+   * time (logged) or the subscriber is stopping.
    */
-  private boolean replay(long from, long to) {
-    List<Replayed> answer = fetchReplay(from);
-    if (answer == null) {
-      return false;
-    }
-    boolean complete = true;
-    long next = from;
-    for (Replayed r : answer) {
-      if (!running) {
-        return false;
-      }
-      if (Long.compareUnsigned(r.seq(), next) < 0 || Long.compareUnsigned(r.seq(), to) >= 0) {
-        continue;
-      }
-      if (r.seq() != next) {
-        // The server no longer buffers next..seq-1.
-        complete = false;
-        resync();
-      }
-      apply(r.seq(), r.payload(), true);
-      next = r.seq() + 1;
-    }
-    if (next != to) {
-      if (complete) {
-        resync();
-      }
-      complete = false;
-    }
-    return complete && running;
-  }
-
-  /**
-   * After a silence, asks the replay socket for everything from the last batch applied (from the first it buffers,
-   * when none was applied yet: they are applied). Returns true when the server is current and quiet: it still holds that batch, byte for byte, and nothing newer. Newer batches are applied
-   * (the live socket missed them: false, so it is replaced). A server that no longer holds that batch as we saw it
-   * restarted, or moved on past its buffer: the entries are rebuilt from what it still buffers (false). No answer:
-   * nothing is known, so the entries stay and the socket is replaced (false).
-   */
-  private boolean checkAfterSilence() {
-    long last = lastSeq;
-    byte[] lastSeen = lastPayload;
-    if (last == NONE || lastSeen == null) {
-      // Nothing applied yet: the socket may have been deaf from the start, or the server idle. Either way, what the
-      // server buffers is where a new subscriber starts; the socket is replaced.
-      List<Replayed> buffered = fetchReplay(0);
-      if (buffered != null) {
-        disconnected = false; // what is applied now comes from the server as it is
-        applyWhileConsecutive(buffered);
-      }
-      return false;
-    }
-    List<Replayed> answer = fetchReplay(last);
-    if (answer == null) {
-      return false;
-    }
-    disconnected = false; // the server's answer vouches for the entries, or rebuilds them, below
-    if (!answer.isEmpty() && answer.get(0).seq() == last && Arrays.equals(answer.get(0).payload(), lastSeen)) {
-      applyWhileConsecutive(answer.subList(1, answer.size())); // after a hole, the next live message reports a gap
-      return answer.size() == 1;
-    }
-    boolean wentBack = answer.isEmpty() || Long.compareUnsigned(answer.get(0).seq(), last) <= 0;
-    long now = answer.isEmpty() ? 0 : answer.get(0).seq();
-    if (wentBack) {
-      restarts.incrementAndGet();
-      LOG.info("KV-event server of {} no longer holds batch {} as it was: it restarted; rebuilding its entries",
-          endpoint.id(), Long.toUnsignedString(last));
-      notifyListener(() -> listener.onRestart(endpoint, last, now));
-    } else {
-      gaps.incrementAndGet();
-      LOG.warn("KV events {}..{} of {} are no longer buffered by the server; rebuilding its entries",
-          Long.toUnsignedString(last + 1), Long.toUnsignedString(now - 1), endpoint.id());
-      notifyListener(() -> listener.onGap(endpoint, last + 1, now, false));
-    }
-    resync();
-    lastSeq = NONE;
-    List<Replayed> rebuilt = wentBack ? fetchReplay(0) : answer;
-    if (rebuilt != null) {
-      applyWhileConsecutive(rebuilt);
-    }
-    return false;
-  }
-
-  /** Applies replayed batches in order while each follows the last one applied (any first one after a resync). */
-  private void applyWhileConsecutive(List<Replayed> batches) {
-    for (Replayed r : batches) {
-      if (lastSeq != NONE && r.seq() != lastSeq + 1) {
-        return;
-      }
-      apply(r.seq(), r.payload(), true);
-    }
-  }
-
-  /** One replayed batch. */
-  @SuppressWarnings("ArrayRecordComponent") // a frame handed on as is
-  private record Replayed(long seq, byte[] payload) {}
-
-  /**
-   * The replay socket's answer from {@code from} on, in order, without the end marker; null when it does not answer
-   * in time or answers malformed frames (logged).
-   */
-  private @Nullable List<Replayed> fetchReplay(long from) {
+  private @Nullable List<byte[][]> fetchReplay(long from) {
     String where = Objects.requireNonNull(replayAddress);
     ZMQ.Socket dealer = null;
     try {
@@ -575,12 +440,12 @@ public final class KvEventSubscriber implements AutoCloseable {
         dealer.setReceiveTimeOut((int) Math.max(1, Math.min(left / 1_000_000, 200L << Math.min(attempt, 6))));
         dealer.connect(where);
         dealer.sendMore(new byte[0]);
-        dealer.send(toBytes(from));
+        dealer.send(KvEventSequencer.toBytes(from));
         first = dealer.recv(0);
       }
       ZMQ.Socket socket = Objects.requireNonNull(dealer);
       socket.setReceiveTimeOut((int) replayTimeout.toMillis());
-      List<Replayed> answer = new ArrayList<>();
+      List<byte[][]> replies = new ArrayList<>();
       List<byte[]> frames = new ArrayList<>(5);
       while (running) {
         if (first == null) {
@@ -600,27 +465,10 @@ public final class KvEventSubscriber implements AutoCloseable {
         if (!frames.isEmpty() && frames.get(0).length == 0) {
           frames.remove(0);
         }
-        // [seq, payload] (older servers) or [topic, seq, payload] (newer)
-        if (frames.size() != 2 && frames.size() != 3) {
-          reject("replay reply has " + frames.size() + " frames, expected [seq, payload] or [topic, seq, payload]");
-          return null;
+        replies.add(frames.toArray(new byte[0][]));
+        if (KvEventSequencer.endsReplay(frames)) {
+          return replies;
         }
-        byte[] seqBytes = frames.get(frames.size() - 2);
-        if (seqBytes.length != 8) {
-          reject("replay sequence frame has " + seqBytes.length + " bytes, expected 8");
-          return null;
-        }
-        long seq = toLong(seqBytes);
-        if (seq == END_OF_REPLAY) {
-          return answer;
-        }
-        // the topic filter holds for replays as for the live socket (a ZeroMQ subscription: a prefix); an older
-        // server's replies carry no topic and pass (regression: a subscriber filtered to another topic applied every
-        // replayed batch)
-        if (frames.size() == 3 && !hasPrefix(frames.get(0), topic)) {
-          continue;
-        }
-        answer.add(new Replayed(seq, frames.get(frames.size() - 1)));
       }
       return null;
     } catch (ZMQException e) {
@@ -633,13 +481,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
-  private static boolean hasPrefix(byte[] frame, byte[] prefix) {
-    return frame.length >= prefix.length && Arrays.equals(frame, 0, prefix.length, prefix, 0, prefix.length);
-  }
-
   private void apply(long seq, byte[] payload, boolean fromReplay) {
-    lastSeq = seq;
-    lastPayload = payload;
     KvEventBatch batch;
     try {
       batch = decoder.decode(payload);
@@ -656,14 +498,16 @@ public final class KvEventSubscriber implements AutoCloseable {
             batch.dataParallelRank(), endpoint.id(), dataParallelRank);
       }
     }
-    long n = 0;
-    for (KvEvent e : batch.events()) {
-      index.onEvent(endpoint, e);
-      n += blockCount(e);
-    }
+    int keptApart = groups.apply(batch, index, endpoint, () -> {
+      LOG.info("KV events of {} name a full-attention group: indexing it instead of the group before",
+          endpoint.id());
+      resyncs.incrementAndGet();
+      index.onEvent(endpoint, new KvEvent.AllBlocksCleared());
+    });
     batches.incrementAndGet();
-    events.addAndGet(batch.events().size());
-    blocks.addAndGet(n);
+    events.addAndGet(batch.events().size() - keptApart);
+    skipped.addAndGet(keptApart);
+    blocks.addAndGet(batch.blockCount());
     skipped.addAndGet(batch.skippedEvents());
     if (fromReplay) {
       replayed.incrementAndGet();
@@ -672,16 +516,9 @@ public final class KvEventSubscriber implements AutoCloseable {
     notifyListener(() -> listener.onBatch(endpoint, seq, batch, fromReplay));
   }
 
-  private static int blockCount(KvEvent e) {
-    return switch (e) {
-      case KvEvent.BlockStored s -> s.blockHashes().length;
-      case KvEvent.BlockRemoved r -> r.blockHashes().length;
-      case KvEvent.AllBlocksCleared c -> 0;
-    };
-  }
-
   private void resync() {
     resyncs.incrementAndGet();
+    groups.clear();
     index.onEvent(endpoint, new KvEvent.AllBlocksCleared());
   }
 
@@ -711,23 +548,6 @@ public final class KvEventSubscriber implements AutoCloseable {
         running = false;
       }
     }
-  }
-
-  static long toLong(byte[] b) {
-    long v = 0;
-    for (int i = 0; i < 8; i++) {
-      v = (v << 8) | (b[i] & 0xff);
-    }
-    return v;
-  }
-
-  static byte[] toBytes(long v) {
-    byte[] b = new byte[8];
-    for (int i = 7; i >= 0; i--) {
-      b[i] = (byte) v;
-      v >>>= 8;
-    }
-    return b;
   }
 
   /** Builds a {@link KvEventSubscriber}; not thread-safe. */

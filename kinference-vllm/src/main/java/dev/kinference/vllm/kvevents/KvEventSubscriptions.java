@@ -24,6 +24,10 @@ import org.zeromq.ZContext;
  * an endpoint without a {@code kv-events} label is subscribed at {@code tcp://<its host>:<default port>} if a
  * default port is set, and not at all otherwise. External endpoints are never subscribed.
  *
+ * <p>For hybrid-attention models (full attention beside sliding-window or Mamba layers), give the router and this
+ * class the same {@link HybridCacheIndex}: each subscriber then tells it how far each endpoint's other KV-cache groups
+ * let a prefix hit reach.
+ *
  * <p>Attach the cache index to the fleet before this listener, so that the index knows an endpoint before its
  * first event arrives ({@link #attach} checks nothing of the kind; {@code Router} does it in that order).
  *

@@ -8,7 +8,8 @@ final class Ast {
 
   private Ast() {}
 
-  sealed interface Node permits Text, Output, If, For, Set, SetBlock, Macro, Break, Continue, Transparent {}
+  sealed interface Node permits Text, Output, If, For, Set, SetBlock, Macro, CallBlock, FilterBlock, With, Break,
+      Continue, Transparent {}
 
   record Text(String text) implements Node {}
 
@@ -26,7 +27,23 @@ final class Ast {
 
   record SetBlock(String target, List<Node> body) implements Node {}
 
-  record Macro(String name, List<String> params, List<@Nullable Expr> defaults, List<Node> body) implements Node {}
+  /**
+   * A macro; {@code varargs} and {@code kwargs} say whether its body reads those names, which lets it take extra
+   * positional and keyword arguments, as in Jinja2.
+   */
+  record Macro(String name, List<String> params, List<@Nullable Expr> defaults, List<Node> body, boolean varargs,
+      boolean kwargs) implements Node {}
+
+  /** {@code {% call(params) macro(args) %}body{% endcall %}}: calls the macro with the body as {@code caller}. */
+  record CallBlock(Call call, Macro caller) implements Node {}
+
+  /** {@code {% filter f | g %}body{% endfilter %}}: the filters applied to the rendered body, named {@link #BODY}. */
+  record FilterBlock(Expr filters, List<Node> body) implements Node {
+    static final String BODY = " filter body"; // no template can write this name
+  }
+
+  /** {@code {% with a = 1, b = 2 %}body{% endwith %}}: the body in a scope with those names. */
+  record With(List<String> names, List<Expr> values, List<Node> body) implements Node {}
 
   record Break() implements Node {}
 
@@ -36,7 +53,7 @@ final class Ast {
   record Transparent(List<Node> body) implements Node {}
 
   sealed interface Expr permits Literal, Name, ListExpr, DictExpr, Attr, Item, Slice, Call, Filter, Test, Unary,
-      Binary, Compare, And, Or, Not, Cond {}
+      Binary, Compare, And, Or, Not, Cond, Spread {}
 
   record Literal(@Nullable Object value) implements Expr {}
 
@@ -72,4 +89,7 @@ final class Ast {
   record Not(Expr operand) implements Expr {}
 
   record Cond(Expr condition, Expr yes, @Nullable Expr no) implements Expr {}
+
+  /** {@code *values} or {@code **mapping} among a call's arguments. */
+  record Spread(Expr value, boolean keywords) implements Expr {}
 }

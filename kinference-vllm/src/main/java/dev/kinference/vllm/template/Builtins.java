@@ -16,23 +16,12 @@ import org.jspecify.annotations.Nullable;
 /** Jinja2's built-in filters and tests, the globals Hugging Face adds, and Python's str/dict/list methods. */
 final class Builtins {
 
-  static final Set<String> FILTERS = Set.of("abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e",
-      "escape", "first", "float", "indent", "int", "items", "join", "last", "length", "list", "lower", "map", "max",
-      "min", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select", "selectattr", "sort",
-      "string", "sum", "title", "tojson", "trim", "unique", "upper", "wordcount");
-
   static final Set<String> TESTS = Set.of("boolean", "callable", "defined", "divisibleby", "eq", "equalto", "==",
       "even", "false", "float", "ge", ">=", "gt", "greaterthan", ">", "in", "integer", "iterable", "le", "<=",
       "lower", "lt", "lessthan", "<", "mapping", "ne", "!=", "none", "number", "odd", "sameas", "sequence",
       "string", "true", "undefined", "upper");
 
   private Builtins() {}
-
-  static void requireFilter(String name, int line) {
-    if (!FILTERS.contains(name)) {
-      throw TemplateException.fail("line " + line + ": no filter named '" + name + "' in this chat-template engine");
-    }
-  }
 
   static void requireTest(String name, int line) {
     if (!TESTS.contains(name)) {
@@ -50,7 +39,7 @@ final class Builtins {
       case "boolean" -> v instanceof Boolean;
       case "true" -> Boolean.TRUE.equals(v);
       case "false" -> Boolean.FALSE.equals(v);
-      case "integer" -> v instanceof Long;
+      case "integer" -> v instanceof Long || v instanceof java.math.BigInteger;
       case "float" -> v instanceof Double;
       case "number" -> Py.isNumber(v);
       case "string" -> v instanceof String;
@@ -60,9 +49,9 @@ final class Builtins {
       case "callable" -> v instanceof Py.Callable;
       case "lower" -> v instanceof String s && s.equals(s.toLowerCase(Locale.ROOT));
       case "upper" -> v instanceof String s && s.equals(s.toUpperCase(Locale.ROOT));
-      case "even" -> Py.toLong(v) % 2 == 0;
-      case "odd" -> Py.toLong(v) % 2 != 0;
-      case "divisibleby" -> Py.toLong(v) % Py.toLong(arg(args, 0, name)) == 0;
+      case "even" -> !Py.toBig(v).testBit(0);
+      case "odd" -> Py.toBig(v).testBit(0);
+      case "divisibleby" -> Py.toBig(v).mod(Py.toBig(arg(args, 0, name)).abs()).signum() == 0;
       case "eq", "equalto", "==" -> Py.equal(v, arg(args, 0, name));
       case "ne", "!=" -> !Py.equal(v, arg(args, 0, name));
       case "lt", "lessthan", "<" -> Py.compare(v, arg(args, 0, name)) < 0;
@@ -70,7 +59,7 @@ final class Builtins {
       case "gt", "greaterthan", ">" -> Py.compare(v, arg(args, 0, name)) > 0;
       case "ge", ">=" -> Py.compare(v, arg(args, 0, name)) >= 0;
       case "sameas" -> sameAs(v, arg(args, 0, name));
-      case "in" -> Interpreter.contains(arg(args, 0, name), v);
+      case "in" -> Operators.contains(arg(args, 0, name), v);
       default -> throw TemplateException.fail("no test named '" + name + "'");
     };
   }
@@ -88,357 +77,14 @@ final class Builtins {
     return args.get(i);
   }
 
-  // ---- filters ----
-
-  static @Nullable Object filter(Interpreter in, String name, @Nullable Object v, List<@Nullable Object> args,
-      Map<String, @Nullable Object> kw) {
-    Args a = new Args(name, args, kw);
-    switch (name) {
-      case "length", "count" -> {
-        a.done();
-        return (long) Py.length(v);
-      }
-      case "list" -> {
-        a.done();
-        return Py.iterate(v);
-      }
-      case "string" -> {
-        a.done();
-        return Py.str(v);
-      }
-      case "safe" -> {
-        a.done();
-        return v;
-      }
-      case "e", "escape" -> {
-        a.done();
-        return Py.str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&#34;")
-            .replace("'", "&#39;");
-      }
-      case "trim" -> {
-        Object chars = a.get("chars", null);
-        a.done();
-        return Py.strip(Py.str(v), chars == null ? null : Py.str(chars), true, true);
-      }
-      case "upper" -> {
-        a.done();
-        return Py.str(v).toUpperCase(Locale.ROOT);
-      }
-      case "lower" -> {
-        a.done();
-        return Py.str(v).toLowerCase(Locale.ROOT);
-      }
-      case "capitalize" -> {
-        a.done();
-        String s = Py.str(v);
-        return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
-      }
-      case "title" -> {
-        a.done();
-        return title(Py.str(v));
-      }
-      case "default", "d" -> {
-        Object dflt = a.get("default_value", "");
-        boolean bool = Py.truthy(a.get("boolean", false));
-        a.done();
-        return v instanceof Undefined || (bool && !Py.truthy(v)) ? dflt : v;
-      }
-      case "first" -> {
-        a.done();
-        List<@Nullable Object> items = Py.iterate(v);
-        return items.isEmpty() ? new Undefined("first of an empty sequence") : items.get(0);
-      }
-      case "last" -> {
-        a.done();
-        List<@Nullable Object> items = Py.iterate(v);
-        return items.isEmpty() ? new Undefined("last of an empty sequence") : items.get(items.size() - 1);
-      }
-      case "join" -> {
-        Object sep = a.get("d", "");
-        Object attribute = a.get("attribute", null);
-        a.done();
-        StringBuilder sb = new StringBuilder();
-        boolean first = true;
-        for (Object item : Py.iterate(v)) {
-          if (!first) {
-            sb.append(Py.str(sep));
-          }
-          first = false;
-          sb.append(Py.str(attribute == null ? item : in.getItemOrAttr(item, attribute)));
-        }
-        return sb.toString();
-      }
-      case "replace" -> {
-        String old = Py.str(a.get("old", null));
-        String replacement = Py.str(a.get("new", null));
-        Object count = a.get("count", null);
-        a.done();
-        return replace(Py.str(v), old, replacement, count == null ? -1 : Py.toLong(count));
-      }
-      case "int" -> {
-        Object dflt = a.get("default", 0L);
-        a.done();
-        if (v instanceof Long || v instanceof Boolean) {
-          return Py.toLong(v);
-        }
-        if (v instanceof Double d) {
-          return (long) d.doubleValue();
-        }
-        try {
-          return Long.parseLong(Py.str(v).strip());
-        } catch (NumberFormatException e) {
-          try {
-            return (long) Double.parseDouble(Py.str(v).strip());
-          } catch (NumberFormatException e2) {
-            return dflt;
-          }
-        }
-      }
-      case "float" -> {
-        Object dflt = a.get("default", 0.0);
-        a.done();
-        if (Py.isNumber(v)) {
-          return Py.toDouble(v);
-        }
-        try {
-          return Double.parseDouble(Py.str(v).strip());
-        } catch (NumberFormatException e) {
-          return dflt;
-        }
-      }
-      case "abs" -> {
-        a.done();
-        if (v instanceof Long l) {
-          return Math.abs(l);
-        }
-        return Math.abs(Py.toDouble(v));
-      }
-      case "round" -> {
-        long precision = Py.toLong(a.get("precision", 0L));
-        String method = Py.str(a.get("method", "common"));
-        a.done();
-        double d = Py.toDouble(v);
-        double f = Math.pow(10, (double) precision);
-        double r = switch (method) {
-          case "common" -> Math.signum(d) * Math.floor(Math.abs(d) * f + 0.5) / f;
-          case "ceil" -> Math.ceil(d * f) / f;
-          case "floor" -> Math.floor(d * f) / f;
-          default -> throw TemplateException.fail("round: unknown method " + method);
-        };
-        return r;
-      }
-      case "tojson" -> {
-        Object indent = a.get("indent", null);
-        a.getOptional("ensure_ascii");
-        a.getOptional("separators");
-        a.getOptional("sort_keys");
-        a.done();
-        return Py.json(v, indent == null ? null : (int) Py.toLong(indent));
-      }
-      case "items" -> {
-        a.done();
-        if (v instanceof Undefined) {
-          return new ArrayList<>();
-        }
-        if (!(v instanceof Map<?, ?> m)) {
-          throw TemplateException.fail("items: expected a mapping, got " + Py.typeName(v));
-        }
-        List<@Nullable Object> out = new ArrayList<>();
-        for (Map.Entry<?, ?> e : m.entrySet()) {
-          out.add(pair(e.getKey(), e.getValue()));
-        }
-        return out;
-      }
-      case "dictsort" -> {
-        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
-        String by = Py.str(a.get("by", "key"));
-        boolean reverse = Py.truthy(a.get("reverse", false));
-        a.done();
-        if (!(v instanceof Map<?, ?> m)) {
-          throw TemplateException.fail("dictsort: expected a mapping, got " + Py.typeName(v));
-        }
-        List<@Nullable Object> out = new ArrayList<>();
-        for (Map.Entry<?, ?> e : m.entrySet()) {
-          out.add(pair(e.getKey(), e.getValue()));
-        }
-        int index = by.equals("value") ? 1 : 0;
-        Comparator<@Nullable Object> c = (x, y) -> Py.compare(sortKey(((List<?>) x).get(index), caseSensitive),
-            sortKey(((List<?>) y).get(index), caseSensitive));
-        out.sort(reverse ? c.reversed() : c);
-        return out;
-      }
-      case "sort" -> {
-        boolean reverse = Py.truthy(a.get("reverse", false));
-        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
-        Object attribute = a.get("attribute", null);
-        a.done();
-        List<@Nullable Object> out = Py.iterate(v);
-        Comparator<@Nullable Object> c = (x, y) -> Py.compare(
-            sortKey(attribute == null ? x : in.getItemOrAttr(x, attribute), caseSensitive),
-            sortKey(attribute == null ? y : in.getItemOrAttr(y, attribute), caseSensitive));
-        out.sort(reverse ? c.reversed() : c);
-        return out;
-      }
-      case "reverse" -> {
-        a.done();
-        if (v instanceof String s) {
-          return new StringBuilder(s).reverse().toString();
-        }
-        List<@Nullable Object> out = Py.iterate(v);
-        java.util.Collections.reverse(out);
-        return out;
-      }
-      case "unique" -> {
-        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
-        Object attribute = a.get("attribute", null);
-        a.done();
-        List<@Nullable Object> out = new ArrayList<>();
-        List<@Nullable Object> seen = new ArrayList<>();
-        for (Object item : Py.iterate(v)) {
-          Object key = sortKey(attribute == null ? item : in.getItemOrAttr(item, attribute), caseSensitive);
-          if (seen.stream().noneMatch(s -> Py.equal(s, key))) {
-            seen.add(key);
-            out.add(item);
-          }
-        }
-        return out;
-      }
-      case "sum" -> {
-        Object attribute = a.get("attribute", null);
-        Object start = a.get("start", 0L);
-        a.done();
-        Object total = start;
-        for (Object item : Py.iterate(v)) {
-          total = Interpreter.arithmetic("+", total, attribute == null ? item : in.getItemOrAttr(item, attribute));
-        }
-        return total;
-      }
-      case "min", "max" -> {
-        boolean caseSensitive = Py.truthy(a.get("case_sensitive", false));
-        Object attribute = a.get("attribute", null);
-        a.done();
-        Object best = null;
-        boolean any = false;
-        for (Object item : Py.iterate(v)) {
-          Object k = sortKey(attribute == null ? item : in.getItemOrAttr(item, attribute), caseSensitive);
-          Object bk = any ? sortKey(attribute == null ? best : in.getItemOrAttr(best, attribute), caseSensitive) : null;
-          if (!any || (name.equals("min") ? Py.compare(k, bk) < 0 : Py.compare(k, bk) > 0)) {
-            best = item;
-            any = true;
-          }
-        }
-        return any ? best : new Undefined("no items");
-      }
-      case "attr" -> {
-        Object attribute = a.get("name", null);
-        a.done();
-        return in.getAttr(v, Py.str(attribute));
-      }
-      case "indent" -> {
-        Object width = a.get("width", 4L);
-        boolean first = Py.truthy(a.get("first", false));
-        boolean blank = Py.truthy(a.get("blank", false));
-        a.done();
-        String pad = width instanceof String s ? s : " ".repeat((int) Py.toLong(width));
-        String text = Py.str(v);
-        StringBuilder sb = new StringBuilder();
-        String[] lines = text.split("\n", -1);
-        for (int i = 0; i < lines.length; i++) {
-          if (i > 0) {
-            sb.append('\n');
-          }
-          boolean indentIt = (i > 0 || first) && (blank || !lines[i].isEmpty());
-          if (indentIt) {
-            sb.append(pad);
-          }
-          sb.append(lines[i]);
-        }
-        return sb.toString();
-      }
-      case "wordcount" -> {
-        a.done();
-        String s = Py.str(v).strip();
-        return s.isEmpty() ? 0L : (long) s.split("\\s+").length;
-      }
-      case "map" -> {
-        Object attribute = a.getOptional("attribute");
-        Object dflt = a.getOptional("default");
-        List<@Nullable Object> out = new ArrayList<>();
-        if (attribute != null) {
-          a.done();
-          for (Object item : Py.iterate(v)) {
-            Object x = in.getItemOrAttr(item, attribute);
-            out.add(x instanceof Undefined && dflt != null ? dflt : x);
-          }
-          return out;
-        }
-        List<@Nullable Object> rest = a.positional();
-        if (rest.isEmpty()) {
-          throw TemplateException.fail("map needs a filter name or attribute=");
-        }
-        String filterName = Py.str(rest.get(0));
-        requireFilter(filterName, 0);
-        List<@Nullable Object> filterArgs = rest.subList(1, rest.size());
-        for (Object item : Py.iterate(v)) {
-          out.add(filter(in, filterName, item, new ArrayList<>(filterArgs), a.remainingKeywords()));
-        }
-        return out;
-      }
-      case "select", "reject" -> {
-        List<@Nullable Object> rest = a.positional();
-        a.requireNoKeywords();
-        boolean keep = name.equals("select");
-        List<@Nullable Object> out = new ArrayList<>();
-        for (Object item : Py.iterate(v)) {
-          boolean ok = rest.isEmpty() ? Py.truthy(item)
-              : test(requireTestName(rest.get(0)), item, rest.subList(1, rest.size()));
-          if (ok == keep) {
-            out.add(item);
-          }
-        }
-        return out;
-      }
-      case "selectattr", "rejectattr" -> {
-        List<@Nullable Object> rest = a.positional();
-        a.requireNoKeywords();
-        if (rest.isEmpty()) {
-          throw TemplateException.fail(name + " needs an attribute name");
-        }
-        Object attribute = rest.get(0);
-        boolean keep = name.equals("selectattr");
-        List<@Nullable Object> out = new ArrayList<>();
-        for (Object item : Py.iterate(v)) {
-          Object x = in.getItemOrAttr(item, attribute);
-          boolean ok = rest.size() == 1 ? Py.truthy(x)
-              : test(requireTestName(rest.get(1)), x, rest.subList(2, rest.size()));
-          if (ok == keep) {
-            out.add(item);
-          }
-        }
-        return out;
-      }
-      default -> throw TemplateException.fail("no filter named '" + name + "'");
-    }
-  }
-
-  private static String requireTestName(@Nullable Object name) {
-    String n = Py.str(name);
-    requireTest(n, 0);
-    return n;
-  }
-
-  private static @Nullable Object sortKey(@Nullable Object v, boolean caseSensitive) {
-    return !caseSensitive && v instanceof String s ? s.toLowerCase(Locale.ROOT) : v;
-  }
-
   static List<@Nullable Object> pair(@Nullable Object a, @Nullable Object b) {
     List<@Nullable Object> p = new ArrayList<>(2);
     p.add(a);
     p.add(b);
-    return p;
+    return new Py.Tuple(p);
   }
 
-  private static String title(String s) {
+  static String title(String s) {
     StringBuilder sb = new StringBuilder(s.length());
     boolean previousCased = false;
     for (int i = 0; i < s.length(); i++) {
@@ -497,6 +143,38 @@ final class Builtins {
         case "capitalize" -> noArgs(name,
             () -> s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT));
         case "isdigit" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isDigit));
+        case "isalnum" -> noArgs(name, () -> !s.isEmpty() && s.codePoints().allMatch(Character::isLetterOrDigit));
+        case "isupper", "islower" -> noArgs(name, () -> {
+          boolean cased = s.codePoints().anyMatch(c -> Character.isUpperCase(c) || Character.isLowerCase(c));
+          return cased && s.equals(name.equals("isupper") ? s.toUpperCase(Locale.ROOT) : s.toLowerCase(Locale.ROOT));
+        });
+        case "removeprefix", "removesuffix" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          String affix = Py.str(a.get("prefix", null));
+          a.done();
+          if (name.equals("removeprefix")) {
+            return s.startsWith(affix) ? s.substring(affix.length()) : s;
+          }
+          return s.endsWith(affix) && !affix.isEmpty() ? s.substring(0, s.length() - affix.length()) : s;
+        };
+        case "partition", "rpartition" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          String sep = Py.str(a.get("sep", null));
+          a.done();
+          int at = name.equals("partition") ? s.indexOf(sep) : s.lastIndexOf(sep);
+          if (at < 0) {
+            return name.equals("partition") ? new Py.Tuple(List.of(s, "", "")) : new Py.Tuple(List.of("", "", s));
+          }
+          return new Py.Tuple(List.of(s.substring(0, at), sep, s.substring(at + sep.length())));
+        };
+        case "center", "ljust", "rjust", "zfill" -> (args, kw) -> {
+          Args a = new Args(name, args, kw);
+          int width = (int) Py.toLong(a.get("width", null));
+          String fill = name.equals("zfill") ? "0" : Py.str(a.get("fillchar", " "));
+          a.done();
+          return pad(name, s, width, fill);
+        };
+        case "format" -> (args, kw) -> StrFormat.format(s, args, kw);
         case "isalpha" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isLetter));
         case "isspace" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Py::isSpace));
         case "startswith", "endswith" -> (args, kw) -> {
@@ -616,6 +294,24 @@ final class Builtins {
     return null;
   }
 
+  /** Python's str methods that widen a string to {@code width} with {@code padding}; zfill keeps a sign in front. */
+  private static String pad(String method, String s, int width, String padding) {
+    int missing = width - s.codePointCount(0, s.length());
+    if (missing <= 0) {
+      return s;
+    }
+    return switch (method) {
+      case "ljust" -> s + padding.repeat(missing);
+      case "rjust" -> padding.repeat(missing) + s;
+      case "zfill" -> s.startsWith("-") || s.startsWith("+") ? s.charAt(0) + "0".repeat(missing) + s.substring(1)
+          : "0".repeat(missing) + s;
+      default -> {
+        int left = missing / 2 + (missing & width & 1); // Python's centring rule
+        yield padding.repeat(left) + s + padding.repeat(missing - left);
+      }
+    };
+  }
+
   private static Py.Callable noArgs(String name, Supplier<@Nullable Object> body) {
     return (args, kw) -> {
       new Args(name, args, kw).done();
@@ -626,45 +322,7 @@ final class Builtins {
   static List<@Nullable Object> split(String s, @Nullable String sep, long max, boolean fromRight) {
     List<@Nullable Object> out = new ArrayList<>();
     if (sep == null) {
-      // runs of whitespace, leading and trailing ignored
-      List<String> words = new ArrayList<>();
-      int i = 0;
-      while (i < s.length()) {
-        while (i < s.length() && Py.isSpace(s.charAt(i))) {
-          i++;
-        }
-        if (i >= s.length()) {
-          break;
-        }
-        int j = i;
-        while (j < s.length() && !Py.isSpace(s.charAt(j))) {
-          j++;
-        }
-        words.add(s.substring(i, j));
-        i = j;
-      }
-      if (max >= 0 && words.size() > max + 1) {
-        if (fromRight) {
-          throw TemplateException.fail("rsplit() with maxsplit and no separator is not supported");
-        }
-        // Python keeps the remainder of the string as the last word
-        int count = 0;
-        int pos = 0;
-        for (; count < max; count++) {
-          while (Py.isSpace(s.charAt(pos))) {
-            pos++;
-          }
-          pos += words.get(count).length();
-        }
-        while (Py.isSpace(s.charAt(pos))) {
-          pos++;
-        }
-        out.addAll(words.subList(0, (int) max));
-        out.add(Py.strip(s.substring(pos), null, false, true));
-        return out;
-      }
-      out.addAll(words);
-      return out;
+      return fromRight ? rsplitWhitespace(s, max) : splitWhitespace(s, max);
     }
     if (sep.isEmpty()) {
       throw TemplateException.fail("empty separator");
@@ -684,6 +342,60 @@ final class Builtins {
       return out;
     }
     out.addAll(parts);
+    return out;
+  }
+
+  /**
+   * Python's {@code s.split(None, max)}: runs of whitespace separate, leading and trailing whitespace yield no
+   * empty words, and after {@code max} splits the rest is one word that keeps its trailing whitespace.
+   */
+  private static List<@Nullable Object> splitWhitespace(String s, long max) {
+    List<@Nullable Object> out = new ArrayList<>();
+    int i = 0;
+    int n = s.length();
+    while (true) {
+      while (i < n && Py.isSpace(s.charAt(i))) {
+        i++;
+      }
+      if (i == n) {
+        return out;
+      }
+      if (max >= 0 && out.size() == max) {
+        out.add(s.substring(i));
+        return out;
+      }
+      int j = i;
+      while (j < n && !Py.isSpace(s.charAt(j))) {
+        j++;
+      }
+      out.add(s.substring(i, j));
+      i = j;
+    }
+  }
+
+  /** Python's {@code s.rsplit(None, max)}: as {@link #splitWhitespace} from the right. */
+  private static List<@Nullable Object> rsplitWhitespace(String s, long max) {
+    List<@Nullable Object> out = new ArrayList<>();
+    int j = s.length();
+    while (true) {
+      while (j > 0 && Py.isSpace(s.charAt(j - 1))) {
+        j--;
+      }
+      if (j == 0) {
+        break;
+      }
+      if (max >= 0 && out.size() == max) {
+        out.add(s.substring(0, j));
+        break;
+      }
+      int i = j;
+      while (i > 0 && !Py.isSpace(s.charAt(i - 1))) {
+        i--;
+      }
+      out.add(s.substring(i, j));
+      j = i;
+    }
+    java.util.Collections.reverse(out);
     return out;
   }
 
@@ -728,6 +440,21 @@ final class Builtins {
       }
       return new LinkedHashMap<@Nullable Object, @Nullable Object>(kw);
     });
+    g.put("cycler", (Py.Callable) (args, kw) -> cycler(args));
+    g.put("lipsum", (Py.Callable) (args, kw) -> { // defined, as in Jinja2, but random text cannot render exactly
+      throw TemplateException.fail("lipsum() is not supported by this chat-template engine");
+    });
+    g.put("joiner", (Py.Callable) (args, kw) -> {
+      Args a = new Args("joiner", args, kw);
+      String separator = Py.str(a.get("sep", ", "));
+      a.done();
+      boolean[] used = {false};
+      return (Py.Callable) (x, y) -> {
+        boolean first = !used[0];
+        used[0] = true;
+        return first ? "" : separator;
+      };
+    });
     g.put("raise_exception", (Py.Callable) (args, kw) -> {
       throw new RaisedException(args.isEmpty() ? "" : Py.str(args.get(0)));
     });
@@ -738,6 +465,28 @@ final class Builtins {
       return strftime(Py.str(args.get(0)), clock.get());
     });
     return g;
+  }
+
+  /** Jinja2's {@code cycler(*items)}: {@code next()} returns the items in turn, {@code current} the next one. */
+  private static Py.Namespace cycler(List<?> items) {
+    if (items.isEmpty()) {
+      throw TemplateException.fail("cycler needs at least one item");
+    }
+    Py.Namespace c = new Py.Namespace();
+    int[] position = {0};
+    c.attributes.put("current", items.get(0));
+    c.attributes.put("next", (Py.Callable) (args, kw) -> {
+      Object item = items.get(position[0]);
+      position[0] = (position[0] + 1) % items.size();
+      c.attributes.put("current", items.get(position[0]));
+      return item;
+    });
+    c.attributes.put("reset", (Py.Callable) (args, kw) -> {
+      position[0] = 0;
+      c.attributes.put("current", items.get(0));
+      return null;
+    });
+    return c;
   }
 
   /** A template's {@code raise_exception(message)}. */

@@ -15,16 +15,18 @@ import org.jspecify.annotations.Nullable;
  * A Hugging Face chat template (the Jinja2 source in {@code tokenizer_config.json}), compiled once and rendered
  * with the semantics transformers gives it, which is what vLLM applies: Jinja2 with {@code trim_blocks} and
  * {@code lstrip_blocks}, loop controls, the sandbox's immutable values, the globals {@code raise_exception} and
- * {@code strftime_now}, and a {@code tojson} that keeps key order and non-ASCII text as Python's
- * {@code json.dumps(ensure_ascii=False)} does.
+ * {@code strftime_now}, and a {@code tojson} that is Python's {@code json.dumps} with {@code ensure_ascii=False} by
+ * default and the {@code indent}, {@code separators}, {@code sort_keys} and {@code ensure_ascii} arguments.
  *
- * <p>The engine implements the Jinja2 subset chat templates use: {@code if/elif/else}, {@code for} (with
- * {@code else}, an inline {@code if}, tuple targets and the {@code loop} variable), {@code set} (including
- * {@code namespace} attributes and block sets), {@code macro}, {@code break}/{@code continue}, {@code raw},
- * transformers' {@code generation} block; Python expressions with slices ({@code messages[::-1]}), keyword
- * arguments ({@code namespace(a=1)}), methods of str, dict and list, Jinja2's built-in filters and tests. Anything
- * else, such as {@code include}, an unknown filter or a mutating method, fails compilation or rendering with a
- * {@link TemplateException} that names it: a template is rendered exactly or not at all.
+ * <p>The engine implements the Jinja2 chat templates use: {@code if/elif/else}, {@code for} (with {@code else}, an
+ * inline {@code if}, tuple targets and the {@code loop} variable), {@code set} (including {@code namespace}
+ * attributes and block sets), {@code macro} (with {@code varargs}, {@code kwargs} and {@code caller}),
+ * {@code call}, {@code filter}, {@code with}, {@code break}/{@code continue}, {@code raw}, transformers'
+ * {@code generation} block; Python expressions with slices ({@code messages[::-1]}), keyword and {@code *}/{@code **}
+ * arguments, tuples, ints of any size, {@code %} formatting, methods of str, dict and list, Jinja2's built-in filters
+ * and tests; the source is read as Jinja2 reads it (line breaks normalised, one final newline dropped). Anything else,
+ * such as {@code include}, a recursive loop, a filter no chat template uses or a mutating method, fails compilation
+ * or rendering with a {@link TemplateException} that names it: a template is rendered exactly or not at all.
  *
  * <p>Immutable and thread-safe; each {@link #render} call has its own state.
  */
@@ -86,10 +88,13 @@ public final class ChatTemplate {
     }
   }
 
-  /** Converts Java and Jackson values to the template's: ints to long, floats to double, arrays to lists. */
+  /** Converts Java and Jackson values to the template's: ints to long (BigInteger from 2^63), floats to double. */
   static @Nullable Object toTemplateValue(@Nullable Object v) {
     if (v == null || v instanceof String || v instanceof Boolean || v instanceof Long || v instanceof Double) {
       return v;
+    }
+    if (v instanceof java.math.BigInteger b) {
+      return Py.normalize(b);
     }
     if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
       return ((Number) v).longValue();
@@ -134,7 +139,7 @@ public final class ChatTemplate {
       return node.booleanValue();
     }
     if (node.isIntegralNumber()) {
-      return node.canConvertToLong() ? (Object) node.longValue() : (Object) node.doubleValue();
+      return node.canConvertToLong() ? (Object) node.longValue() : Py.normalize(node.bigIntegerValue());
     }
     if (node.isNumber()) {
       return node.doubleValue();

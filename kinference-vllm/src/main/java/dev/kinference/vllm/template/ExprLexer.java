@@ -69,7 +69,7 @@ final class ExprLexer {
         }
         String text = s.substring(i, j).replace("_", "");
         out.add(isFloat ? new Token(Type.FLOAT, text, Double.parseDouble(text))
-            : new Token(Type.INT, text, Long.parseLong(text)));
+            : new Token(Type.INT, text, Py.normalize(new java.math.BigInteger(text))));
         i = j;
         continue;
       }

@@ -41,8 +41,10 @@ final class Interpreter {
 
   /** The {@code loop} variable of a for loop. */
   private static final class Loop {
+    private static final Object NOTHING_YET = new Object();
     final List<@Nullable Object> items;
     int index0;
+    @Nullable Object lastChanged = NOTHING_YET;
 
     Loop(List<@Nullable Object> items) {
       this.items = items;
@@ -62,6 +64,14 @@ final class Interpreter {
         case "depth0" -> 0L;
         case "previtem" -> index0 > 0 ? items.get(index0 - 1) : new Undefined("no previous item");
         case "nextitem" -> index0 < n - 1 ? items.get(index0 + 1) : new Undefined("no next item");
+        case "changed" -> (Py.Callable) (args, kw) -> {
+          Object value = new Py.Tuple(args);
+          if (lastChanged != NOTHING_YET && Py.equal(lastChanged, value)) {
+            return false;
+          }
+          lastChanged = value;
+          return true;
+        };
         case "cycle" -> (Py.Callable) (args, kw) -> {
           if (args.isEmpty()) {
             throw TemplateException.fail("loop.cycle needs arguments");
@@ -123,6 +133,32 @@ final class Interpreter {
         scope.vars.put(s.target(), inner.out.toString());
       }
       case Ast.Macro m -> scope.vars.put(m.name(), macro(m, scope));
+      case Ast.CallBlock c -> {
+        Object fn = eval(c.call().function(), scope);
+        if (!(fn instanceof Py.Callable callable)) {
+          throw TemplateException.fail(describe(c.call().function()) + " is not callable (" + Py.typeName(fn) + ")");
+        }
+        List<@Nullable Object> args = new ArrayList<>();
+        Map<String, @Nullable Object> kw = new LinkedHashMap<>();
+        collectArguments(c.call().args(), c.call().kwNames(), c.call().kwValues(), scope, args, kw);
+        kw.put("caller", macro(c.caller(), scope));
+        append(Py.str(callable.call(args, kw)));
+      }
+      case Ast.FilterBlock f -> {
+        Interpreter inner = new Interpreter();
+        inner.depth = depth;
+        inner.execute(f.body(), scope);
+        Scope withBody = new Scope(scope);
+        withBody.vars.put(Ast.FilterBlock.BODY, inner.out.toString());
+        append(Py.str(eval(f.filters(), withBody)));
+      }
+      case Ast.With w -> {
+        Scope inner = new Scope(scope);
+        for (int i = 0; i < w.names().size(); i++) {
+          inner.vars.put(w.names().get(i), eval(w.values().get(i), scope));
+        }
+        return execute(w.body(), inner);
+      }
       case Ast.Break b -> {
         return Flow.BREAK;
       }
@@ -206,11 +242,15 @@ final class Interpreter {
 
   private Py.Callable macro(Ast.Macro m, Scope definedIn) {
     return (args, kw) -> {
-      if (args.size() > m.params().size()) {
-        throw TemplateException.fail("macro " + m.name() + " takes " + m.params().size() + " arguments");
+      if (args.size() > m.params().size() && !m.varargs()) {
+        throw TemplateException.fail("macro '" + m.name() + "' takes not more than " + m.params().size()
+            + " argument(s)");
       }
       Scope call = new Scope(definedIn);
       Map<String, @Nullable Object> rest = new LinkedHashMap<>(kw);
+      if (rest.containsKey("caller")) {
+        call.vars.put("caller", rest.remove("caller"));
+      }
       for (int i = 0; i < m.params().size(); i++) {
         String p = m.params().get(i);
         Object v;
@@ -224,9 +264,12 @@ final class Interpreter {
         }
         call.vars.put(p, v);
       }
-      if (!rest.isEmpty()) {
-        throw TemplateException.fail("macro " + m.name() + " got unexpected arguments " + rest.keySet());
+      if (!rest.isEmpty() && !m.kwargs()) {
+        throw TemplateException.fail("macro '" + m.name() + "' takes no keyword argument '"
+            + rest.keySet().iterator().next() + "'");
       }
+      call.vars.put("varargs", new Py.Tuple(args.subList(Math.min(args.size(), m.params().size()), args.size())));
+      call.vars.put("kwargs", new LinkedHashMap<@Nullable Object, @Nullable Object>(rest));
       Interpreter inner = new Interpreter();
       inner.depth = depth + 1;
       if (inner.depth > MAX_DEPTH) {
@@ -248,7 +291,7 @@ final class Interpreter {
         for (Expr x : l.items()) {
           items.add(eval(x, scope));
         }
-        yield items;
+        yield l.tuple() ? new Py.Tuple(items) : items;
       }
       case Ast.DictExpr d -> {
         Map<@Nullable Object, @Nullable Object> m = new LinkedHashMap<>();
@@ -266,30 +309,20 @@ final class Interpreter {
           throw TemplateException.fail(describe(c.function()) + " is not callable (" + Py.typeName(fn) + ")");
         }
         List<@Nullable Object> args = new ArrayList<>();
-        for (Expr a : c.args()) {
-          args.add(eval(a, scope));
-        }
         Map<String, @Nullable Object> kw = new LinkedHashMap<>();
-        for (int i = 0; i < c.kwNames().size(); i++) {
-          kw.put(c.kwNames().get(i), eval(c.kwValues().get(i), scope));
-        }
+        collectArguments(c.args(), c.kwNames(), c.kwValues(), scope, args, kw);
         yield callable.call(args, kw);
       }
       case Ast.Filter f -> {
         Object target = eval(f.target(), scope);
         List<@Nullable Object> args = new ArrayList<>();
-        for (Expr a : f.args()) {
-          args.add(eval(a, scope));
-        }
         Map<String, @Nullable Object> kw = new LinkedHashMap<>();
-        for (int i = 0; i < f.kwNames().size(); i++) {
-          kw.put(f.kwNames().get(i), eval(f.kwValues().get(i), scope));
-        }
-        yield Builtins.filter(this, f.name(), target, args, kw);
+        collectArguments(f.args(), f.kwNames(), f.kwValues(), scope, args, kw);
+        yield Filters.filter(this, f.name(), target, args, kw);
       }
+      case Ast.Spread s -> throw TemplateException.fail("*" + (s.keywords() ? "*" : "") + " is allowed in calls only");
       case Ast.Test t -> {
-        Object target = t.name().equals("defined") || t.name().equals("undefined") ? evalLenient(t.target(), scope)
-            : eval(t.target(), scope);
+        Object target = eval(t.target(), scope); // x.a is defined reads x strictly, as Jinja2
         List<@Nullable Object> args = new ArrayList<>();
         for (Expr a : t.args()) {
           args.add(eval(a, scope));
@@ -304,7 +337,10 @@ final class Interpreter {
         if (u.op().equals("+")) {
           yield v instanceof Boolean ? (Object) Py.toLong(v) : v;
         }
-        yield v instanceof Double d ? (Object) (-d) : (Object) (-Py.toLong(v));
+        if (v instanceof Double d) {
+          yield -d;
+        }
+        yield Py.normalize(Py.toBig(v).negate());
       }
       case Ast.Binary b -> {
         Object l = eval(b.left(), scope);
@@ -312,7 +348,7 @@ final class Interpreter {
         if (b.op().equals("~")) {
           yield Py.str(l) + Py.str(r);
         }
-        yield arithmetic(b.op(), l, r);
+        yield Operators.arithmetic(b.op(), l, r);
       }
       case Ast.Compare c -> compareChain(c, scope);
       case Ast.And a -> {
@@ -333,29 +369,37 @@ final class Interpreter {
     };
   }
 
+  /** Evaluates a call's arguments, expanding {@code *values} into positional and {@code **mapping} into keywords. */
+  private void collectArguments(List<Expr> positional, List<String> kwNames, List<Expr> kwValues, Scope scope,
+      List<@Nullable Object> args, Map<String, @Nullable Object> kw) {
+    for (Expr a : positional) {
+      if (a instanceof Ast.Spread s && s.keywords()) {
+        Object m = eval(s.value(), scope);
+        if (!(m instanceof Map<?, ?> map)) {
+          throw TemplateException.fail("argument after ** must be a mapping, not " + Py.typeName(m));
+        }
+        map.forEach((k, v) -> kw.put(Py.str(k), v));
+      } else if (a instanceof Ast.Spread s) {
+        args.addAll(Py.iterate(eval(s.value(), scope)));
+      } else {
+        args.add(eval(a, scope));
+      }
+    }
+    for (int i = 0; i < kwNames.size(); i++) {
+      kw.put(kwNames.get(i), eval(kwValues.get(i), scope));
+    }
+  }
+
   private boolean compareChain(Ast.Compare c, Scope scope) {
     Object left = eval(c.first(), scope);
     for (int i = 0; i < c.ops().size(); i++) {
       Object right = eval(c.rest().get(i), scope);
-      if (!compare(c.ops().get(i), left, right)) {
+      if (!Operators.compare(c.ops().get(i), left, right)) {
         return false;
       }
       left = right;
     }
     return true;
-  }
-
-  /** For {@code is defined}: an attribute of an undefined value is undefined rather than an error. */
-  private @Nullable Object evalLenient(Expr e, Scope scope) {
-    if (e instanceof Ast.Attr a) {
-      Object target = evalLenient(a.target(), scope);
-      return target instanceof Undefined ? target : getAttr(target, a.name());
-    }
-    if (e instanceof Ast.Item i) {
-      Object target = evalLenient(i.target(), scope);
-      return target instanceof Undefined ? target : getItem(target, eval(i.key(), scope));
-    }
-    return eval(e, scope);
   }
 
   private @Nullable Object opt(@Nullable Expr e, Scope scope) {
@@ -381,6 +425,9 @@ final class Interpreter {
     if (obj instanceof Py.Namespace ns) {
       return ns.attributes.containsKey(name) ? ns.attributes.get(name)
           : new Undefined("namespace has no attribute '" + name + "'");
+    }
+    if (obj instanceof Py.Tuple t && t.hasField(name)) {
+      return t.field(name);
     }
     Py.Callable method = Builtins.method(obj, name);
     if (method != null) {
@@ -488,117 +535,11 @@ final class Interpreter {
       out.forEach(x -> sb.append((String) x));
       return sb.toString();
     }
-    return out;
+    return obj instanceof Py.Tuple ? new Py.Tuple(out) : out;
   }
 
   private static long clamp(long index, int n, long low, long high) {
     long i = index < 0 ? index + n : index;
     return Math.max(low, Math.min(high, i));
-  }
-
-  static @Nullable Object arithmetic(String op, @Nullable Object l, @Nullable Object r) {
-    if (op.equals("+")) {
-      if (l instanceof String a && r instanceof String b) {
-        return a + b;
-      }
-      if (l instanceof List<?> a && r instanceof List<?> b) {
-        List<@Nullable Object> out = new ArrayList<>(a);
-        out.addAll(b);
-        return out;
-      }
-    }
-    if (op.equals("*")) {
-      if (l instanceof String s && (r instanceof Long || r instanceof Boolean)) {
-        return s.repeat((int) Math.max(0, Py.toLong(r)));
-      }
-      if (l instanceof List<?> list && (r instanceof Long || r instanceof Boolean)) {
-        List<@Nullable Object> out = new ArrayList<>();
-        for (long i = 0; i < Py.toLong(r); i++) {
-          out.addAll(list);
-        }
-        return out;
-      }
-    }
-    if (!Py.isNumber(l) || !Py.isNumber(r)) {
-      throw TemplateException.fail("unsupported operand types for " + op + ": " + Py.typeName(l) + " and "
-          + Py.typeName(r));
-    }
-    boolean integers = !(l instanceof Double) && !(r instanceof Double);
-    return switch (op) {
-      case "+" -> integers ? (Object) (Py.toLong(l) + Py.toLong(r)) : (Object) (Py.toDouble(l) + Py.toDouble(r));
-      case "-" -> integers ? (Object) (Py.toLong(l) - Py.toLong(r)) : (Object) (Py.toDouble(l) - Py.toDouble(r));
-      case "*" -> integers ? (Object) (Py.toLong(l) * Py.toLong(r)) : (Object) (Py.toDouble(l) * Py.toDouble(r));
-      case "/" -> {
-        if (Py.toDouble(r) == 0) {
-          throw TemplateException.fail("division by zero");
-        }
-        yield (Object) (Py.toDouble(l) / Py.toDouble(r));
-      }
-      case "//" -> {
-        if (Py.toDouble(r) == 0) {
-          throw TemplateException.fail("division by zero");
-        }
-        yield integers ? (Object) Math.floorDiv(Py.toLong(l), Py.toLong(r))
-            : (Object) Math.floor(Py.toDouble(l) / Py.toDouble(r));
-      }
-      case "%" -> {
-        if (Py.toDouble(r) == 0) {
-          throw TemplateException.fail("modulo by zero");
-        }
-        if (integers) {
-          yield (Object) Math.floorMod(Py.toLong(l), Py.toLong(r));
-        }
-        double a = Py.toDouble(l);
-        double b = Py.toDouble(r);
-        yield (Object) (a - b * Math.floor(a / b));
-      }
-      case "**" -> {
-        if (integers && Py.toLong(r) >= 0) {
-          long result = 1;
-          for (long i = 0; i < Py.toLong(r); i++) {
-            result = Math.multiplyExact(result, Py.toLong(l));
-          }
-          yield (Object) result;
-        }
-        yield (Object) Math.pow(Py.toDouble(l), Py.toDouble(r));
-      }
-      default -> throw TemplateException.fail("unknown operator " + op);
-    };
-  }
-
-  private static boolean compare(String op, @Nullable Object l, @Nullable Object r) {
-    return switch (op) {
-      case "==" -> Py.equal(l, r);
-      case "!=" -> !Py.equal(l, r);
-      case "<" -> Py.compare(l, r) < 0;
-      case "<=" -> Py.compare(l, r) <= 0;
-      case ">" -> Py.compare(l, r) > 0;
-      case ">=" -> Py.compare(l, r) >= 0;
-      case "in" -> contains(r, l);
-      case "not in" -> !contains(r, l);
-      default -> throw TemplateException.fail("unknown comparison " + op);
-    };
-  }
-
-  static boolean contains(@Nullable Object container, @Nullable Object item) {
-    if (container instanceof String s) {
-      if (!(item instanceof String sub)) {
-        throw TemplateException.fail("'in <string>' requires a string, not " + Py.typeName(item));
-      }
-      return s.contains(sub);
-    }
-    if (container instanceof Map<?, ?> m) {
-      return m.containsKey(item) || m.keySet().stream().anyMatch(k -> Py.equal(k, item));
-    }
-    if (container instanceof List<?> l) {
-      return l.stream().anyMatch(x -> Py.equal(x, item));
-    }
-    if (container instanceof Undefined) {
-      return false;
-    }
-    if (container instanceof Py.Namespace ns) {
-      return ns.attributes.containsKey(item);
-    }
-    throw TemplateException.fail("argument of type " + Py.typeName(container) + " is not iterable");
   }
 }

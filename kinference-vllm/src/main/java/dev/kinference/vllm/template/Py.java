@@ -1,6 +1,8 @@
 package dev.kinference.vllm.template;
 
 import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -11,8 +13,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Python's value semantics, as Jinja2 gives them to templates: None is {@code null}, bool {@link Boolean}, int
- * {@link Long}, float {@link Double}, str {@link String}, list and tuple {@link List}, dict {@link Map} (insertion
- * order). {@link Undefined} is Jinja2's default undefined value.
+ * {@link Long} or, from 2^63 on, {@link BigInteger}, float {@link Double}, str {@link String}, list {@link List},
+ * tuple {@link Tuple}, dict {@link Map} (insertion order). {@link Undefined} is Jinja2's default undefined value.
  */
 final class Py {
 
@@ -37,6 +39,44 @@ final class Py {
     final Map<String, @Nullable Object> attributes = new LinkedHashMap<>();
   }
 
+  /**
+   * A Python tuple: an immutable list that prints as {@code (a, b)}; a named tuple (groupby's) also answers its
+   * field names as attributes.
+   */
+  static final class Tuple extends AbstractList<@Nullable Object> {
+    private final List<@Nullable Object> items;
+    private final List<String> fields;
+
+    Tuple(List<? extends @Nullable Object> items) {
+      this(items, List.of());
+    }
+
+    Tuple(List<? extends @Nullable Object> items, List<String> fields) {
+      this.items = java.util.Collections.unmodifiableList(new ArrayList<@Nullable Object>(items));
+      this.fields = fields;
+    }
+
+    @Override
+    public @Nullable Object get(int index) {
+      return items.get(index);
+    }
+
+    @Override
+    public int size() {
+      return items.size();
+    }
+
+    /** The named field {@code name}, or undefined. */
+    @Nullable Object field(String name) {
+      int i = fields.indexOf(name);
+      return i >= 0 ? items.get(i) : new Undefined("tuple has no attribute '" + name + "'");
+    }
+
+    boolean hasField(String name) {
+      return fields.contains(name);
+    }
+  }
+
   /** Something callable from a template: a global, a macro, a bound method. */
   @FunctionalInterface
   interface Callable {
@@ -56,6 +96,9 @@ final class Py {
     }
     if (v instanceof Long l) {
       return l != 0;
+    }
+    if (v instanceof BigInteger b) {
+      return b.signum() != 0;
     }
     if (v instanceof Double d) {
       return d != 0;
@@ -91,8 +134,8 @@ final class Py {
     if (v instanceof Boolean b) {
       return b ? "True" : "False";
     }
-    if (v instanceof Long l) {
-      return l.toString();
+    if (v instanceof Long || v instanceof BigInteger) {
+      return v.toString();
     }
     if (v instanceof Double d) {
       return floatRepr(d);
@@ -102,6 +145,13 @@ final class Py {
     }
     if (v instanceof Undefined) {
       return "";
+    }
+    if (v instanceof Tuple t) {
+      StringBuilder sb = new StringBuilder("(");
+      for (int i = 0; i < t.size(); i++) {
+        sb.append(i > 0 ? ", " : "").append(repr(t.get(i)));
+      }
+      return sb.append(t.size() == 1 ? ",)" : ")").toString();
     }
     if (v instanceof List<?> list) {
       StringBuilder sb = new StringBuilder("[");
@@ -191,7 +241,7 @@ final class Py {
     if (v instanceof Boolean) {
       return "bool";
     }
-    if (v instanceof Long) {
+    if (v instanceof Long || v instanceof BigInteger) {
       return "int";
     }
     if (v instanceof Double) {
@@ -199,6 +249,9 @@ final class Py {
     }
     if (v instanceof String) {
       return "str";
+    }
+    if (v instanceof Tuple) {
+      return "tuple";
     }
     if (v instanceof List) {
       return "list";
@@ -219,7 +272,21 @@ final class Py {
   }
 
   static boolean isNumber(@Nullable Object v) {
-    return v instanceof Long || v instanceof Double || v instanceof Boolean;
+    return isInt(v) || v instanceof Double;
+  }
+
+  /** A Python int: bool, {@link Long} or {@link BigInteger}. */
+  static boolean isInt(@Nullable Object v) {
+    return v instanceof Long || v instanceof Boolean || v instanceof BigInteger;
+  }
+
+  static BigInteger toBig(@Nullable Object v) {
+    return v instanceof BigInteger b ? b : BigInteger.valueOf(toLong(v));
+  }
+
+  /** An int result: a {@link Long} when it fits, as every int below 2^63 is represented. */
+  static Object normalize(BigInteger b) {
+    return b.bitLength() < 64 ? (Object) b.longValue() : b;
   }
 
   static double toDouble(@Nullable Object v) {
@@ -232,6 +299,9 @@ final class Py {
     if (v instanceof Boolean b) {
       return b ? 1 : 0;
     }
+    if (v instanceof BigInteger b) {
+      return b.doubleValue();
+    }
     throw TemplateException.fail("expected a number, got " + typeName(v));
   }
 
@@ -241,6 +311,9 @@ final class Py {
     }
     if (v instanceof Boolean b) {
       return b ? 1 : 0;
+    }
+    if (v instanceof BigInteger b) {
+      throw TemplateException.fail("int too large to use here: " + b);
     }
     throw TemplateException.fail("expected an integer, got " + typeName(v));
   }
@@ -258,13 +331,16 @@ final class Py {
       return a instanceof Undefined && b instanceof Undefined;
     }
     if (isNumber(a) && isNumber(b)) {
-      if ((a instanceof Long || a instanceof Boolean) && (b instanceof Long || b instanceof Boolean)) {
-        return toLong(a) == toLong(b);
+      if (a instanceof Long x && b instanceof Long y) {
+        return x.longValue() == y.longValue();
+      }
+      if (isInt(a) && isInt(b)) {
+        return toBig(a).equals(toBig(b));
       }
       return toDouble(a) == toDouble(b);
     }
     if (a instanceof List<?> la && b instanceof List<?> lb) {
-      if (la.size() != lb.size()) {
+      if (la.size() != lb.size() || (a instanceof Tuple) != (b instanceof Tuple)) {
         return false;
       }
       for (int i = 0; i < la.size(); i++) {
@@ -291,8 +367,11 @@ final class Py {
   /** Python ordering for {@code <} and friends, and for sorting. */
   static int compare(@Nullable Object a, @Nullable Object b) {
     if (isNumber(a) && isNumber(b)) {
-      if ((a instanceof Long || a instanceof Boolean) && (b instanceof Long || b instanceof Boolean)) {
-        return Long.compare(toLong(a), toLong(b));
+      if (a instanceof Long x && b instanceof Long y) {
+        return Long.compare(x, y);
+      }
+      if (isInt(a) && isInt(b)) {
+        return toBig(a).compareTo(toBig(b));
       }
       return Double.compare(toDouble(a), toDouble(b));
     }
@@ -383,101 +462,5 @@ final class Py {
 
   private static boolean stripped(char c, @Nullable String chars) {
     return chars == null ? isSpace(c) : chars.indexOf(c) >= 0;
-  }
-
-  /** Python's {@code json.dumps(v, ensure_ascii=False, indent=indent)} (keys in order). */
-  static String json(@Nullable Object v, @Nullable Integer indent) {
-    StringBuilder sb = new StringBuilder();
-    json(sb, v, indent, 0);
-    return sb.toString();
-  }
-
-  private static void json(StringBuilder sb, @Nullable Object v, @Nullable Integer indent, int depth) {
-    switch (v) {
-      case null -> sb.append("null");
-      case Boolean b -> sb.append(b ? "true" : "false");
-      case Long l -> sb.append(l);
-      case Double d -> {
-        if (Double.isNaN(d)) {
-          sb.append("NaN");
-        } else if (Double.isInfinite(d)) {
-          sb.append(d > 0 ? "Infinity" : "-Infinity");
-        } else {
-          sb.append(floatRepr(d));
-        }
-      }
-      case String s -> jsonString(sb, s);
-      case List<?> list -> {
-        if (list.isEmpty()) {
-          sb.append("[]");
-          return;
-        }
-        sb.append('[');
-        boolean first = true;
-        for (Object item : list) {
-          if (!first) {
-            sb.append(indent == null ? ", " : ",");
-          }
-          first = false;
-          newline(sb, indent, depth + 1);
-          json(sb, item, indent, depth + 1);
-        }
-        newline(sb, indent, depth);
-        sb.append(']');
-      }
-      case Map<?, ?> map -> {
-        if (map.isEmpty()) {
-          sb.append("{}");
-          return;
-        }
-        sb.append('{');
-        boolean first = true;
-        for (Map.Entry<?, ?> e : map.entrySet()) {
-          if (!first) {
-            sb.append(indent == null ? ", " : ",");
-          }
-          first = false;
-          newline(sb, indent, depth + 1);
-          Object key = e.getKey();
-          jsonString(sb, key instanceof String s ? s : repr(key));
-          sb.append(": ");
-          json(sb, e.getValue(), indent, depth + 1);
-        }
-        newline(sb, indent, depth);
-        sb.append('}');
-      }
-      case Namespace ns -> json(sb, ns.attributes, indent, depth);
-      default -> throw TemplateException.fail("Object of type " + typeName(v) + " is not JSON serializable");
-    }
-  }
-
-  private static void newline(StringBuilder sb, @Nullable Integer indent, int depth) {
-    if (indent != null) {
-      sb.append('\n').append(" ".repeat(indent * depth));
-    }
-  }
-
-  private static void jsonString(StringBuilder sb, String s) {
-    sb.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        case '\b' -> sb.append("\\b");
-        case '\f' -> sb.append("\\f");
-        default -> {
-          if (c < 0x20) {
-            sb.append(String.format("\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
-      }
-    }
-    sb.append('"');
   }
 }

@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * Cuts template source into text, output ({@code {{ }}}) and statement ({@code {% %}}) segments, applying Jinja2's
  * whitespace control as Hugging Face configures it ({@code trim_blocks=True, lstrip_blocks=True}): the first
  * newline after a block or comment tag is removed, spaces and tabs from the start of a line to a block or comment
- * tag are removed, {@code -} on a tag strips all whitespace on that side, {@code +} disables the automatic rules.
+ * tag are removed, {@code -} on a tag strips all whitespace on that side, {@code +} disables the automatic rules;
+ * line breaks are normalised and a final one dropped first, as Jinja2 does.
  */
 final class Segments {
 
@@ -25,7 +26,8 @@ final class Segments {
 
   private Segments() {}
 
-  static List<Segment> split(String src) {
+  static List<Segment> split(String source) {
+    String src = asJinjaReadsIt(source);
     List<Raw> tags = new ArrayList<>();
     List<int[]> texts = new ArrayList<>(); // [start, end) of the text before each tag, then the tail
     List<String> rawTexts = new ArrayList<>(); // literal text of {% raw %} blocks, by tag index (or null)
@@ -139,6 +141,15 @@ final class Segments {
     return out;
   }
 
+  /**
+   * The source as Jinja2's lexer sees it: every line break ({@code \r\n}, {@code \r}, {@code \n}) becomes
+   * {@code \n} and one final line break is dropped ({@code keep_trailing_newline=False}, which transformers keeps).
+   */
+  static String asJinjaReadsIt(String source) {
+    String src = source.indexOf('\r') >= 0 ? source.replace("\r\n", "\n").replace('\r', '\n') : source;
+    return src.endsWith("\n") ? src.substring(0, src.length() - 1) : src;
+  }
+
   private static int nextTag(String src, int from) {
     int i = from;
     while (true) {
@@ -154,8 +165,12 @@ final class Segments {
     }
   }
 
-  /** The index of the closing {@code }}} or {@code %}}, skipping string literals. */
+  /**
+   * The index of the closing {@code }}} or {@code %}}, skipping string literals and, as Jinja2's lexer does,
+   * brackets still open ({@code {{ {'a': {'b': 1}} }}}).
+   */
   private static int findClose(String src, int from, char first, int line) {
+    int depth = 0;
     int i = from;
     int n = src.length();
     while (i < n - 1) {
@@ -174,8 +189,13 @@ final class Segments {
         i = j + 1;
         continue;
       }
-      if (c == first && src.charAt(i + 1) == '}') {
+      if (depth == 0 && c == first && src.charAt(i + 1) == '}') {
         return i;
+      }
+      if (c == '(' || c == '[' || c == '{') {
+        depth++;
+      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+        depth--;
       }
       i++;
     }

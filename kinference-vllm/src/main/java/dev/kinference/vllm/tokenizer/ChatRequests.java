@@ -161,8 +161,20 @@ record ChatRequests(ArrayNode messages, @Nullable ArrayNode tools, ObjectNode te
     return String.join("\n", texts);
   }
 
-  /** OpenAI's tool format; Anthropic's {name, description, input_schema} converted as vLLM does. */
+  /**
+   * OpenAI's tool format; Anthropic's {name, description, input_schema} and the Responses API's flat
+   * {type: function, name, description, parameters} converted as vLLM does.
+   */
   private static JsonNode tool(JsonNode t, ApiFormat format) {
+    if (format == ApiFormat.OPENAI_RESPONSES && "function".equals(t.path("type").asText()) && !t.has("function")) {
+      ObjectNode out = NODES.objectNode().put("type", "function");
+      ObjectNode fn = out.putObject("function").put("name", t.path("name").asText());
+      if (t.has("description")) {
+        fn.set("description", t.get("description"));
+      }
+      fn.set("parameters", t.has("parameters") ? t.get("parameters") : NODES.objectNode());
+      return out;
+    }
     if (format == ApiFormat.ANTHROPIC_MESSAGES && t.has("input_schema") && !t.has("function")) {
       ObjectNode out = NODES.objectNode().put("type", "function");
       ObjectNode fn = out.putObject("function").put("name", t.path("name").asText());

@@ -61,7 +61,7 @@ public final class HuggingFaceTokenizer implements Tokenizer, AutoCloseable {
     JsonNode config = b.tokenizerConfig == null ? ChatRequests.JSON.createObjectNode()
         : ChatRequests.JSON.readTree(Files.readString(b.tokenizerConfig));
     String defaultSource = b.chatTemplate;
-    String toolSource = null;
+    String toolSource = b.toolUseTemplate;
     JsonNode ct = config.get("chat_template");
     if (defaultSource == null && ct != null) {
       if (ct.isTextual()) {
@@ -71,7 +71,7 @@ public final class HuggingFaceTokenizer implements Tokenizer, AutoCloseable {
           String n = named.path("name").asText();
           if (n.equals("default")) {
             defaultSource = named.path("template").asText();
-          } else if (n.equals("tool_use")) {
+          } else if (n.equals("tool_use") && toolSource == null) {
             toolSource = named.path("template").asText();
           }
         }
@@ -110,12 +110,25 @@ public final class HuggingFaceTokenizer implements Tokenizer, AutoCloseable {
     }
   }
 
-  /** A tokenizer from a model directory holding {@code tokenizer.json} and {@code tokenizer_config.json}. */
+  /**
+   * A tokenizer from a model directory holding {@code tokenizer.json} and {@code tokenizer_config.json}. As in
+   * transformers, a {@code chat_template.jinja} file there (gpt-oss and newer models ship their template so) takes
+   * priority over the config's {@code chat_template}, and {@code additional_chat_templates/tool_use.jinja} is the
+   * template for requests with tools.
+   */
   public static HuggingFaceTokenizer fromDirectory(Path directory) throws IOException {
     Path config = directory.resolve("tokenizer_config.json");
-    return builder(directory.resolve("tokenizer.json"))
-        .tokenizerConfig(Files.exists(config) ? config : null)
-        .build();
+    Builder builder = builder(directory.resolve("tokenizer.json"))
+        .tokenizerConfig(Files.exists(config) ? config : null);
+    Path template = directory.resolve("chat_template.jinja");
+    if (Files.isRegularFile(template)) {
+      builder.chatTemplate(Files.readString(template));
+    }
+    Path toolUse = directory.resolve("additional_chat_templates").resolve("tool_use.jinja");
+    if (Files.isRegularFile(toolUse)) {
+      builder.toolUseTemplate(Files.readString(toolUse));
+    }
+    return builder.build();
   }
 
   public static Builder builder(Path tokenizerJson) {
@@ -264,6 +277,7 @@ public final class HuggingFaceTokenizer implements Tokenizer, AutoCloseable {
     private final Path tokenizerJson;
     private @Nullable Path tokenizerConfig;
     private @Nullable String chatTemplate;
+    private @Nullable String toolUseTemplate;
     private String name = "huggingface";
     private long cacheChars = 16L << 20;
 
@@ -280,6 +294,15 @@ public final class HuggingFaceTokenizer implements Tokenizer, AutoCloseable {
     /** A chat template to use instead of the config's (vLLM's {@code --chat-template}). */
     public Builder chatTemplate(@Nullable String source) {
       this.chatTemplate = source;
+      return this;
+    }
+
+    /**
+     * A chat template for requests with tools, instead of the config's {@code tool_use} template (a model's
+     * {@code additional_chat_templates/tool_use.jinja}); requests without tools use {@link #chatTemplate}.
+     */
+    public Builder toolUseTemplate(@Nullable String source) {
+      this.toolUseTemplate = source;
       return this;
     }
 

@@ -3,6 +3,7 @@ package dev.kinference.vllm.kvevents;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kinference.cache.KvEvent;
+import dev.kinference.testkit.vllm.KvEventEncoder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

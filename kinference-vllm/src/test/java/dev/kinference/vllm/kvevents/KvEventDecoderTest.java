@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.cache.KvEvent;
+import dev.kinference.testkit.vllm.KvEventEncoder;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -236,18 +237,62 @@ class KvEventDecoderTest {
   }
 
   @Test
-  void skipsUnknownEventTypesAndOtherCacheGroups() {
+  void skipsUnknownEventTypesAndKeepsEveryCacheGroup() {
     String fixture = """
         92 00 93                                # batch [0, [3 events]]
         92 a8 4e6577457665e274 01               # ["NewEve\\xe2t", 1]: an unknown type
-        82 a4 74797065 ac 426c6f636b52656d6f766564 # {"type": "BlockRemoved",
-        a9 67726f75705f696478 01                #  "group_idx": 1}  (sliding-window group of a hybrid model)
+        83 a4 74797065 ac 426c6f636b52656d6f766564 # {"type": "BlockRemoved",
+        ac 626c6f636b5f686173686573 91 07       #  "block_hashes": [7],
+        a9 67726f75705f696478 01                #  "group_idx": 1}  (a group of a hybrid model)
         91 b0 416c6c426c6f636b73436c6561726564  # ["AllBlocksCleared"]
         """;
     KvEventBatch batch = decoder.decode(hex(fixture));
 
-    assertThat(batch.skippedEvents()).isEqualTo(2);
-    assertThat(batch.events()).containsExactly(new KvEvent.AllBlocksCleared());
+    assertThat(batch.skippedEvents()).isEqualTo(1);
+    assertThat(batch.events()).containsExactly(new KvEvent.BlockRemoved(new long[] {7}, KvEvent.Medium.GPU),
+        new KvEvent.AllBlocksCleared());
+    assertThat(batch.groups()).containsExactly(new KvCacheGroup(1, null, 0), KvCacheGroup.UNDESCRIBED);
+  }
+
+  /**
+   * A hybrid model's events as vLLM's msgspec writes them (kv_events.py: tag first, fields in declaration order,
+   * {@code extra_keys} omitted at its default, the group fields last), in the map envelope of vLLM's source at
+   * commit 0181ea3; vLLM 0.26 sends the same events in an array envelope (the other tests).
+   */
+  @Test
+  void decodesTheGroupOfAHybridModelsEvents() {
+    String fixture = """
+        83 a2 7473 cb 3ff8000000000000 a6 6576656e7473 92   # {"ts": 1.5, "events": [
+        8b a4 74797065 ab 426c6f636b53746f726564            # {"type": "BlockStored",
+        ac 626c6f636b5f686173686573 91 cf dab89baa7b5857c0  #  "block_hashes": [15760518052499183552],
+        b1 706172656e745f626c6f636b5f68617368 c0            #  "parent_block_hash": None,
+        a9 746f6b656e5f696473 94 01 02 03 04                #  "token_ids": [1, 2, 3, 4],
+        aa 626c6f636b5f73697a65 04                          #  "block_size": 4,
+        a7 6c6f72615f6964 c0                                #  "lora_id": None,
+        a6 6d656469756d a3 475055                           #  "medium": "GPU",
+        a9 6c6f72615f6e616d65 c0                            #  "lora_name": None,
+        a9 67726f75705f696478 01                            #  "group_idx": 1,
+        b2 6b765f63616368655f737065635f6b696e64             #  "kv_cache_spec_kind":
+        ae 736c6964696e675f77696e646f77                     #    "sliding_window",
+        bc 6b765f63616368655f737065635f736c6964696e675f77696e646f77 #  "kv_cache_spec_sliding_window":
+        cd 1000                                             #    4096},
+        84 a4 74797065 ac 426c6f636b52656d6f766564          # {"type": "BlockRemoved",
+        ac 626c6f636b5f686173686573 91 cf dab89baa7b5857c0  #  "block_hashes": [15760518052499183552],
+        a6 6d656469756d a3 435055                           #  "medium": "CPU",
+        a9 67726f75705f696478 01                            #  "group_idx": 1}],
+        b2 646174615f706172616c6c656c5f72616e6b 00          # "data_parallel_rank": 0}
+        """;
+    KvEventBatch batch = decoder.decode(hex(fixture));
+
+    assertThat(batch.groups()).containsExactly(new KvCacheGroup(1, "sliding_window", 4096),
+        new KvCacheGroup(1, null, 0));
+    assertThat(batch.groups().get(0).role()).isEqualTo(KvCacheGroup.Role.SLIDING_WINDOW);
+    assertThat(batch.events().get(1)).isEqualTo(
+        new KvEvent.BlockRemoved(new long[] {0xdab89baa7b5857c0L}, KvEvent.Medium.CPU));
+    KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP_ENVELOPE);
+    assertThat(enc.encode(1.5, batch.events(), List.of(new KvEventEncoder.Group(1, "sliding_window", 4096),
+        new KvEventEncoder.Group(1, null, 0)), 0)).as("the test encoder writes what vLLM writes")
+        .isEqualTo(hex(fixture));
   }
 
   @Test

@@ -30,6 +30,7 @@ final class TestKvPublisher implements AutoCloseable {
   private final int pubPort;
   private int replayPort;
   private long nextSeq;
+  private final java.util.concurrent.atomic.AtomicInteger replayRequests = new java.util.concurrent.atomic.AtomicInteger();
 
   TestKvPublisher(String topic, boolean withReplay, boolean topicInReplay) {
     this(topic, withReplay, topicInReplay, 0);
@@ -67,6 +68,11 @@ final class TestKvPublisher implements AutoCloseable {
     return "tcp://127.0.0.1:" + replayPort;
   }
 
+  /** Replay requests answered so far. */
+  int replayRequests() {
+    return replayRequests.get();
+  }
+
   synchronized long nextSeq() {
     return nextSeq;
   }
@@ -76,7 +82,7 @@ final class TestKvPublisher implements AutoCloseable {
     long seq = nextSeq++;
     buffer.add(new Buffered(seq, payload));
     pub.sendMore(topic);
-    pub.sendMore(KvEventSubscriber.toBytes(seq));
+    pub.sendMore(KvEventSequencer.toBytes(seq));
     pub.send(payload);
     return seq;
   }
@@ -168,7 +174,7 @@ final class TestKvPublisher implements AutoCloseable {
         if (rest.size() != 2) {
           continue;
         }
-        long start = KvEventSubscriber.toLong(rest.get(1));
+        long start = KvEventSequencer.toLong(rest.get(1));
         List<Buffered> copy;
         synchronized (this) {
           copy = new ArrayList<>(buffer);
@@ -180,7 +186,7 @@ final class TestKvPublisher implements AutoCloseable {
             if (topicInReplay) {
               r.sendMore(topic);
             }
-            r.sendMore(KvEventSubscriber.toBytes(b.seq()));
+            r.sendMore(KvEventSequencer.toBytes(b.seq()));
             r.send(b.payload());
           }
         }
@@ -189,8 +195,9 @@ final class TestKvPublisher implements AutoCloseable {
         if (topicInReplay) {
           r.sendMore(topic);
         }
-        r.sendMore(KvEventSubscriber.toBytes(-1));
+        r.sendMore(KvEventSequencer.toBytes(-1));
         r.send(new byte[0]);
+        replayRequests.incrementAndGet();
       }
     } finally {
       r.close();

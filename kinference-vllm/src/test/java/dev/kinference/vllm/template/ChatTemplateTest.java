@@ -42,7 +42,7 @@ class ChatTemplateTest {
     assertThat(render("{% if true %}\nx\n{% endif %}\ny")).isEqualTo("x\ny");
     assertThat(render("a\n    {% if true %}\n    b\n    {% endif %}\nc")).isEqualTo("a\n    b\nc");
     assertThat(render("a   {{- 'b' -}}   c  {%- if true -%}  d  {%- endif %}")).isEqualTo("abcd");
-    assertThat(render("{{ 'a' }}\n{{ 'b' }}\n")).isEqualTo("a\nb\n");
+    assertThat(render("{{ 'a' }}\n{{ 'b' }}\n")).isEqualTo("a\nb"); // Jinja2 drops one final newline
     assertThat(render("a{# gone #}b")).isEqualTo("ab");
     assertThat(render("{% raw %}{{ x }}{% endraw %}")).isEqualTo("{{ x }}");
   }
@@ -115,6 +115,6 @@ class ChatTemplateTest {
     assertThatThrownBy(() -> render("{{ 'a' + 1 }}")).hasMessageContaining("unsupported operand types");
     assertThatThrownBy(() -> render("{{ raise_exception('no system role') }}"))
         .hasMessage("the chat template raised: no system role");
-    assertThatThrownBy(() -> render("{{ 'x'.format(1) }}")).hasMessageContaining("not callable");
+    assertThatThrownBy(() -> render("{{ 'x'.encode() }}")).hasMessageContaining("not callable");
   }
 }

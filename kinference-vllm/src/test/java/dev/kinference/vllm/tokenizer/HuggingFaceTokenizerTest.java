@@ -22,6 +22,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -171,5 +172,31 @@ class HuggingFaceTokenizerTest {
     InferenceRequest continuing = RequestParser.defaults().parse(ApiFormat.OPENAI_CHAT,
         cont.getBytes(StandardCharsets.UTF_8));
     assertThatThrownBy(() -> qwen3.tokenize(continuing)).hasMessageContaining("continue_final_message");
+  }
+
+  @Test
+  void aChatTemplateJinjaFileTakesPriorityOverTheConfigAndToolUseHasItsOwn(@TempDir Path dir) throws Exception {
+    Files.copy(qwen3Directory().resolve("tokenizer.json"), dir.resolve("tokenizer.json"));
+    Files.writeString(dir.resolve("tokenizer_config.json"),
+        "{\"eos_token\": \"<|im_end|>\", \"chat_template\": \"from the config\"}");
+    Files.writeString(dir.resolve("chat_template.jinja"),
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{{ eos_token }}\n");
+    InferenceRequest chat = InferenceRequest.builder("gpt-oss").user("hi").build();
+    try (HuggingFaceTokenizer t = HuggingFaceTokenizer.fromDirectory(dir)) {
+      assertThat(t.render(chat)).isEqualTo("<user>hi<|im_end|>");
+    }
+
+    Files.createDirectories(dir.resolve("additional_chat_templates"));
+    Files.writeString(dir.resolve("additional_chat_templates/tool_use.jinja"),
+        "tools: {{ tools | map(attribute='function.name') | join(',') }}");
+    String withTools = """
+        {"model": "m", "messages": [{"role": "user", "content": "weather?"}],
+         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]}""";
+    InferenceRequest toolRequest = RequestParser.defaults().parse(ApiFormat.OPENAI_CHAT,
+        withTools.getBytes(StandardCharsets.UTF_8));
+    try (HuggingFaceTokenizer t = HuggingFaceTokenizer.fromDirectory(dir)) {
+      assertThat(t.render(toolRequest)).isEqualTo("tools: get_weather");
+      assertThat(t.render(chat)).isEqualTo("<user>hi<|im_end|>");
+    }
   }
 }

@@ -1,0 +1,178 @@
+package dev.kinference.sim.server;
+
+import dev.kinference.cache.KvEvent;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Encodes batches of {@link KvEvent}s as vLLM's {@code KVEventBatch} msgpack payload. Block hashes are written as
+ * unsigned 64-bit integers (so values at or above 2^63 use {@code 0xcf}), as vLLM's default integer block hashes.
+ *
+ * <p>Immutable and thread-safe.
+ */
+final class KvEventBatchWriter {
+
+  static final String MEDIUM_GPU = "GPU";
+  static final String FULL_ATTENTION = "full_attention";
+
+  private final KvEventFormat format;
+  private final int dataParallelRank;
+  private final Map<String, Integer> loraIds;
+
+  /**
+   * @param loraIds each served LoRA adapter's integer id ({@code lora_id} in events), by name
+   */
+  KvEventBatchWriter(KvEventFormat format, int dataParallelRank, Map<String, Integer> loraIds) {
+    this.format = format;
+    this.dataParallelRank = dataParallelRank;
+    this.loraIds = Map.copyOf(loraIds);
+  }
+
+  KvEventFormat format() {
+    return format;
+  }
+
+  /** The payload frame of one batch: {@code [ts, [events...], data_parallel_rank]}. */
+  byte[] encodeBatch(double timestampSeconds, List<KvEvent> events) {
+    MsgpackWriter w = new MsgpackWriter(64 + 64 * events.size());
+    w.arrayHeader(3).float64(timestampSeconds).arrayHeader(events.size());
+    for (KvEvent e : events) {
+      switch (e) {
+        case KvEvent.BlockStored s -> stored(w, s);
+        case KvEvent.BlockRemoved r -> removed(w, r);
+        case KvEvent.AllBlocksCleared c -> cleared(w);
+      }
+    }
+    w.integer(dataParallelRank);
+    return w.toByteArray();
+  }
+
+  private void stored(MsgpackWriter w, KvEvent.BlockStored s) {
+    if (format == KvEventFormat.MAP) {
+      w.mapHeader(11);
+      w.str("type").str("BlockStored");
+      w.str("block_hashes");
+      hashes(w, s.blockHashes());
+      w.str("parent_block_hash");
+      optionalHash(w, s.parentBlockHash());
+      w.str("token_ids");
+      tokens(w, s.tokenIds());
+      w.str("block_size").integer(s.blockSize());
+      w.str("lora_id");
+      loraId(w, s.loraName());
+      w.str("medium").str(medium(s.medium()));
+      w.str("lora_name");
+      optionalString(w, s.loraName());
+      w.str("extra_keys");
+      extraKeys(w, s);
+      w.str("group_idx").integer(0);
+      w.str("kv_cache_spec_kind").str(FULL_ATTENTION);
+    } else {
+      w.arrayHeader(8).str("BlockStored");
+      hashes(w, s.blockHashes());
+      optionalHash(w, s.parentBlockHash());
+      tokens(w, s.tokenIds());
+      w.integer(s.blockSize());
+      loraId(w, s.loraName());
+      w.str(medium(s.medium()));
+      optionalString(w, s.loraName());
+    }
+  }
+
+  private void removed(MsgpackWriter w, KvEvent.BlockRemoved r) {
+    if (format == KvEventFormat.MAP) {
+      w.mapHeader(4);
+      w.str("type").str("BlockRemoved");
+      w.str("block_hashes");
+      hashes(w, r.blockHashes());
+      w.str("medium").str(medium(r.medium()));
+      w.str("group_idx").integer(0);
+    } else {
+      w.arrayHeader(3).str("BlockRemoved");
+      hashes(w, r.blockHashes());
+      w.str(medium(r.medium()));
+    }
+  }
+
+  private void cleared(MsgpackWriter w) {
+    if (format == KvEventFormat.MAP) {
+      w.mapHeader(1).str("type").str("AllBlocksCleared");
+    } else {
+      w.arrayHeader(1).str("AllBlocksCleared");
+    }
+  }
+
+  /**
+   * One entry per block, as vLLM's {@code _gen_*_extra_hash_keys}: the LoRA name on every block, the cache salt on
+   * the first block only (after the LoRA name), nil for a block with neither.
+   */
+  private static void extraKeys(MsgpackWriter w, KvEvent.BlockStored s) {
+    int blocks = s.blockHashes().length;
+    String lora = s.loraName();
+    String salt = s.parentBlockHash() == null ? s.cacheSalt() : null;
+    w.arrayHeader(blocks);
+    for (int b = 0; b < blocks; b++) {
+      String blockSalt = b == 0 ? salt : null;
+      int n = (lora != null ? 1 : 0) + (blockSalt != null ? 1 : 0);
+      if (n == 0) {
+        w.nil();
+        continue;
+      }
+      w.arrayHeader(n);
+      if (lora != null) {
+        w.str(lora);
+      }
+      if (blockSalt != null) {
+        w.str(blockSalt);
+      }
+    }
+  }
+
+  private void loraId(MsgpackWriter w, @Nullable String lora) {
+    Integer id = lora == null ? null : loraIds.get(lora);
+    if (id == null) {
+      w.nil();
+    } else {
+      w.integer(id);
+    }
+  }
+
+  private static void hashes(MsgpackWriter w, long[] hashes) {
+    w.arrayHeader(hashes.length);
+    for (long h : hashes) {
+      w.unsigned(h);
+    }
+  }
+
+  private static void optionalHash(MsgpackWriter w, @Nullable Long hash) {
+    if (hash == null) {
+      w.nil();
+    } else {
+      w.unsigned(hash);
+    }
+  }
+
+  private static void tokens(MsgpackWriter w, int[] tokens) {
+    w.arrayHeader(tokens.length);
+    for (int t : tokens) {
+      w.integer(t);
+    }
+  }
+
+  private static void optionalString(MsgpackWriter w, @Nullable String s) {
+    if (s == null) {
+      w.nil();
+    } else {
+      w.str(s);
+    }
+  }
+
+  private static String medium(KvEvent.Medium m) {
+    return switch (m) {
+      case GPU -> MEDIUM_GPU;
+      case CPU -> "CPU";
+      case OTHER -> "OTHER";
+    };
+  }
+}
