@@ -137,6 +137,9 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     if (p.endsWith("/messages")) {
       return ApiFormat.ANTHROPIC_MESSAGES;
     }
+    if (p.endsWith("/responses")) {
+      return ApiFormat.OPENAI_RESPONSES;
+    }
     if (p.endsWith("/completions") && !p.endsWith("/chat/completions")) {
       return ApiFormat.OPENAI_COMPLETIONS;
     }

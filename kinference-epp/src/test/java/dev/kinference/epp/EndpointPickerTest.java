@@ -288,6 +288,22 @@ class EndpointPickerTest {
   }
 
   @Test
+  void responsesApiTurnsThatContinueOneResponseLandTogether() throws Exception {
+    for (int s = 0; s < 4; s++) {
+      String previous = "resp_conversation_" + s;
+      String[] endpoints = new String[2];
+      for (int turn = 0; turn < 2; turn++) {
+        Call call = new Call();
+        String body = "{\"model\":\"" + MODEL + "\",\"max_output_tokens\":8,\"previous_response_id\":\""
+            + previous + "\",\"input\":\"turn " + turn + " of conversation " + s + "\"}";
+        endpoints[turn] = pickStreamed("/v1/responses", body, null, call).split(",")[0];
+        call.end();
+      }
+      assertThat(endpoints[1]).as("conversation %s", s).isEqualTo(endpoints[0]);
+    }
+  }
+
+  @Test
   void anthropicMessagesInBufferedMode() throws Exception {
     Call call = new Call();
     call.send(headers("/v1/messages", null, BodySendMode.BUFFERED, false));

@@ -1,7 +1,7 @@
 package dev.kinference.sim.bench;
 
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
 import dev.kinference.sim.workload.ClientRequest;
@@ -79,7 +79,7 @@ final class ReplicatedRouter implements FleetRouter {
   }
 
   @Override
-  public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+  public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
     for (FleetRouter r : replicas) {
       r.onKvEvents(server, batch, nowNanos);
     }

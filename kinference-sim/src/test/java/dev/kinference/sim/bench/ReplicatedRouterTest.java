@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.kinference.sim.engine.EngineMetrics;
-import dev.kinference.sim.engine.KvEventBatch;
+import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
 import dev.kinference.sim.workload.ClientRequest;
@@ -49,7 +49,7 @@ class ReplicatedRouterTest {
     }
 
     @Override
-    public void onKvEvents(int server, KvEventBatch batch, long nowNanos) {
+    public void onKvEvents(int server, EngineStepEvents batch, long nowNanos) {
       scrapes++;
     }
   }
