@@ -247,7 +247,7 @@ class RouterTest {
   }
 
   @Test
-  void theFirstTokenTeachesTheEndpointsPrefillRate() {
+  void theFirstTokenTeachesTheEndpointsPrefillRateWhenTheRequestEnds() {
     Router router = builder(1).build();
     scrapeAll(router, 0);
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
@@ -255,6 +255,9 @@ class RouterTest {
     double coldStart = router.ttftModel().coldStartPrefillRate();
     clock.addAndGet(Duration.ofMillis(4020).toNanos());
     d.reportFirstToken();
+    assertThat(e.prefillRateSamples()).isZero();
+    clock.addAndGet(Duration.ofSeconds(3).toNanos()); // decoding takes no part in the time to first token
+    d.reportFinished(Usage.UNKNOWN);
     assertThat(e.prefillRateSamples()).isEqualTo(1);
     double observed = d.uncachedTokens() / 4.0;
     double learned = e.prefillTokensPerSecond(coldStart);
@@ -273,6 +276,7 @@ class RouterTest {
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
     clock.addAndGet(Duration.ofMillis(4020).toNanos());
     d.reportFirstToken();
+    d.reportFinished(Usage.UNKNOWN);
     EndpointState taught = d.endpointState();
     double learned = taught.prefillTokensPerSecond(coldStart);
     assertThat(learned).isLessThan(coldStart);
@@ -281,6 +285,52 @@ class RouterTest {
           taught.endpoint().label(Endpoint.HARDWARE_LABEL));
       assertThat(e.prefillTokensPerSecond(coldStart)).as(e.id()).isEqualTo(samePool ? learned : coldStart);
     }
+  }
+
+  /**
+   * The server's usage report corrects what the router counted: an approximate tokenizer's prompt length, and the
+   * cached prefix it expected. A request it thought 4000 tokens long that the server says had 8000, all prefilled,
+   * teaches twice the rate the router's own count would.
+   */
+  @Test
+  void theServersUsageReportIsThePrefillWorkTheRateIsLearnedFrom() {
+    double[] learned = new double[2];
+    for (int withUsage = 0; withUsage < 2; withUsage++) {
+      Router router = builder(1).build();
+      scrapeAll(router, 0);
+      RoutingDecision d = router.route(chat("s", words(5, 4000)));
+      clock.addAndGet(Duration.ofMillis(2020).toNanos());
+      d.reportFirstToken();
+      d.reportFinished(withUsage == 1 ? new Usage(2 * d.promptTokens(), 0, 10) : Usage.UNKNOWN);
+      learned[withUsage] = d.endpointState().prefillTokensPerSecond(router.ttftModel().coldStartPrefillRate());
+      assertThat(d.endpointState().prefillRateSamples()).isEqualTo(1);
+    }
+    assertThat(learned[1]).isGreaterThan(learned[0]);
+  }
+
+  @Test
+  void theUsageReportsPrefilledTokensFallBackToTheRoutersExpectationWhereItIsSilent() {
+    Router router = builder(1).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("s", words(5, 400)));
+    int prompt = d.promptTokens();
+    assertThat(d.prefilledTokens(Usage.UNKNOWN)).isEqualTo(d.uncachedTokens());
+    assertThat(d.prefilledTokens(new Usage(prompt + 10, 0, 1))).isEqualTo(prompt + 10 - d.cachedPrefixTokens());
+    assertThat(d.prefilledTokens(new Usage(prompt, prompt - 16, 1))).isEqualTo(16);
+    assertThat(d.prefilledTokens(new Usage(10, 50, 1))).isZero();
+  }
+
+  @Test
+  void aRequestThatFailsAfterItsFirstTokenStillTeachesItsTimeToFirstToken() {
+    Router router = builder(1).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("s", words(5, 4000)));
+    clock.addAndGet(Duration.ofMillis(4020).toNanos());
+    d.reportFirstToken();
+    d.reportFailed();
+    d.reportFinished(new Usage(1, 0, 1)); // a second end counts for nothing
+    assertThat(d.endpointState().prefillRateSamples()).isEqualTo(1);
+    assertThat(d.endpointState().inFlight()).isZero();
   }
 
   /**
@@ -295,6 +345,7 @@ class RouterTest {
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
     clock.addAndGet(Duration.ofSeconds(40).toNanos());
     d.reportFirstToken();
+    d.reportFinished(Usage.UNKNOWN);
     assertThat(d.endpointState().prefillRateSamples()).isZero();
   }
 
@@ -537,8 +588,13 @@ class RouterTest {
         .containsExactly(0.0, 0.75, 1.0);
     assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(0.25), 1).build()))
         .containsExactly(0.0, 0.75, 1.0);
-    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(), 1).build()))
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(1), 1).build()))
         .containsExactly(0.0, 0.0, 1.0);
+    // selected by name, or made with no arguments, it is the default profile's
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer("queue-depth", 1).build()))
+        .containsExactly(0.0, 0.75, 1.0);
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(), 1).build()))
+        .containsExactly(0.0, 0.75, 1.0);
     assertThatThrownBy(() -> new QueueDepthScorer(1.5)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sinceScrapeWeight");
     assertThatThrownBy(() -> new QueueDepthScorer(Double.NaN)).isInstanceOf(IllegalArgumentException.class);
