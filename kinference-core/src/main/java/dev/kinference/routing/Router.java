@@ -79,100 +79,8 @@ public final class Router implements AutoCloseable {
   private final LongSupplier ticker;
   private final @Nullable RandomGenerator random;
   private final @Nullable EndpointSource endpointSource;
-  private final ThreadLocal<Scratch> scratch;
-
-  /**
-   * Per-thread working state: the arrays a decision works in, so it allocates only what it returns, and the
-   * decision in progress, handed from step to step (cleared when the decision returns).
-   */
-  private static final class Scratch {
-    final RoutingContext context;
-    EndpointState[] filtered = new EndpointState[16];
-    EndpointState[] subset = new EndpointState[16];
-    int[] subsetIndex = new int[16];
-    int[] subsetMatched = new int[16];
-    double[] totals = new double[16];
-    double[][] scorerScores;
-    boolean[] taken = new boolean[16];
-
-    // the decision in progress
-    long now;
-    InferenceRequest request;
-    @Nullable Predicate<EndpointState> selector;
-    List<String> fallbackIds = List.of();
-    boolean preferFallbacks;
-    List<String> trace = List.of();
-    @Nullable List<String> notes;
-    List<EndpointState> pool = List.of();
-    int candidates;
-    EndpointState @Nullable [] fallbacks;
-    int fallbackCount;
-    int chosenCandidate;
-    TokenizedPrompt prompt;
-    ProfileScorers scoring;
-
-    Scratch(RoutingContext context, int scorerCount, ProfileScorers scoring) {
-      this.context = context;
-      this.scorerScores = new double[scorerCount][16];
-      this.request = context.request();
-      this.prompt = context.prompt();
-      this.scoring = scoring;
-    }
-
-    void ensure(int n) {
-      if (filtered.length < n) {
-        int cap = Math.max(n, filtered.length * 2);
-        filtered = new EndpointState[cap];
-        subset = new EndpointState[cap];
-        subsetIndex = new int[cap];
-        subsetMatched = new int[cap];
-        totals = new double[cap];
-        taken = new boolean[cap];
-        for (int k = 0; k < scorerScores.length; k++) {
-          scorerScores[k] = new double[cap];
-        }
-      }
-      context.ensureCapacity(n);
-    }
-
-    /** Starts a decision: nothing of the previous one is left. */
-    void begin(InferenceRequest original, long nowNanos) {
-      now = nowNanos;
-      request = original;
-      selector = null;
-      fallbackIds = List.of();
-      preferFallbacks = false;
-      trace = List.of();
-      notes = null;
-      pool = List.of();
-      candidates = 0;
-      fallbacks = null;
-      fallbackCount = 0;
-      chosenCandidate = -1;
-    }
-
-    /** Drops the references the finished decision held, so a request is not kept alive by an idle thread. */
-    void end(InferenceRequest placeholder, TokenizedPrompt placeholderPrompt) {
-      request = placeholder;
-      prompt = placeholderPrompt;
-      selector = null;
-      fallbackIds = List.of();
-      trace = List.of();
-      notes = null;
-      pool = List.of();
-      fallbacks = null;
-    }
-
-    void note(String note) {
-      List<String> out = notes;
-      if (out == null) {
-        out = new ArrayList<>(2);
-        notes = out;
-      }
-      out.add(note);
-    }
-  }
-
+  private final ThreadLocal<DecisionScratch> scratch;
+  /** What an idle thread's scratch holds instead of the last request. */
   private final InferenceRequest placeholder;
   private final TokenizedPrompt placeholderPrompt;
 
@@ -202,7 +110,7 @@ public final class Router implements AutoCloseable {
       scorerCount = Math.max(scorerCount, p.scorers.length);
     }
     int maxScorers = scorerCount;
-    this.scratch = ThreadLocal.withInitial(() -> new Scratch(
+    this.scratch = ThreadLocal.withInitial(() -> new DecisionScratch(
         new RoutingContext(placeholder, placeholderPrompt, ThreadLocalRandom.current()), maxScorers, defaultScoring));
     this.fleet.addListener(cacheIndex);
     // a stateless scorer may serve several profiles as one instance: tell it of the fleet once
@@ -339,7 +247,7 @@ public final class Router implements AutoCloseable {
 
   /** One decision: the steps of the package documentation, in order, one method each. */
   private RoutingDecision decide(InferenceRequest original, boolean account, @Nullable Predicate<Endpoint> within) {
-    Scratch s = scratch.get();
+    DecisionScratch s = scratch.get();
     s.begin(original, ticker.getAsLong());
     try {
       Fleet.Snapshot snap = fleet.snapshot();
@@ -360,7 +268,7 @@ public final class Router implements AutoCloseable {
   }
 
   /** Step 1: the policy engine may reject the request, rewrite it, select the candidates and name fallbacks. */
-  private void applyPolicy(Scratch s, InferenceRequest original, Fleet.Snapshot snap) {
+  private void applyPolicy(DecisionScratch s, InferenceRequest original, Fleet.Snapshot snap) {
     if (policyEngine == null) {
       return;
     }
@@ -381,7 +289,7 @@ public final class Router implements AutoCloseable {
    * Step 2: the candidates, the members the policy selected (or, without a selection, the local ones serving the
    * model), not draining, within the allowed subset.
    */
-  private void collectCandidates(Scratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
+  private void collectCandidates(DecisionScratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
     Predicate<EndpointState> selector = s.selector;
     List<EndpointState> pool = selector == null ? snap.serving(s.request.model()) : snap.all();
     s.pool = pool;
@@ -408,7 +316,7 @@ public final class Router implements AutoCloseable {
   }
 
   /** Step 3: the filters, in order, each failing open (a filter that would reject every candidate is skipped). */
-  private void applyFilters(Scratch s) {
+  private void applyFilters(DecisionScratch s) {
     EndpointState[] cand = s.filtered;
     int n = s.candidates;
     for (Filter f : filters) {
@@ -439,7 +347,7 @@ public final class Router implements AutoCloseable {
    * Part of step 2, after the filters (which never apply to fallbacks): the policy's fallbacks resolved against the
    * fleet, healthy and within the allowed subset. Throws when there is neither a candidate nor a fallback.
    */
-  private void resolveFallbacks(Scratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
+  private void resolveFallbacks(DecisionScratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
     if (!s.fallbackIds.isEmpty()) {
       EndpointState[] fallbacks = new EndpointState[s.fallbackIds.size()];
       int count = 0;
@@ -469,7 +377,7 @@ public final class Router implements AutoCloseable {
    * Step 4: the prompt's tokens and prefix keys (approximate tokens if the tokenizer fails), the cache index
    * lookup, and each candidate's predicted time to first token.
    */
-  private void lookUpCache(Scratch s) {
+  private void lookUpCache(DecisionScratch s) {
     TokenizedPrompt prompt;
     try {
       prompt = s.request.tokenize(tokenizer);
@@ -496,7 +404,7 @@ public final class Router implements AutoCloseable {
   }
 
   /** Step 5: the profile of the request's model scores every candidate; the totals are the weighted sums. */
-  private void score(Scratch s) {
+  private void score(DecisionScratch s) {
     ProfileScorers scoring = scoringFor(s.request.model());
     s.scoring = scoring;
     int n = s.candidates;
@@ -519,7 +427,7 @@ public final class Router implements AutoCloseable {
    * go last (or first, when the policy prefers them). The decision counts the request against the chosen endpoint
    * when {@code account} is set.
    */
-  private RoutingDecision pick(Scratch s, boolean account) {
+  private RoutingDecision pick(DecisionScratch s, boolean account) {
     RoutingContext ctx = s.context;
     EndpointState[] ctxCand = ctx.candidateArray();
     ProfileScorers scoring = s.scoring;
@@ -577,7 +485,7 @@ public final class Router implements AutoCloseable {
    * Step 7, for a decision that counts (its endpoint's load was counted when it was made): the cache index learns
    * where the prompt went, and the scorers that keep state (session affinity) learn the choice.
    */
-  private void account(Scratch s, RoutingDecision decision) {
+  private void account(DecisionScratch s, RoutingDecision decision) {
     EndpointState chosen = decision.endpointState();
     if (!chosen.endpoint().isExternal()) {
       cacheIndex.onRouted(chosen, s.prompt.keys(chosen.blockSize(defaultBlockSize)));
@@ -598,7 +506,7 @@ public final class Router implements AutoCloseable {
   }
 
   /** Cached blocks per candidate, with one index lookup per distinct block size among the candidates. */
-  private void lookup(Scratch s, RoutingContext ctx, TokenizedPrompt prompt, int n) {
+  private void lookup(DecisionScratch s, RoutingContext ctx, TokenizedPrompt prompt, int n) {
     EndpointState[] cand = ctx.candidateArray();
     int firstSize = -1;
     boolean uniform = true;
