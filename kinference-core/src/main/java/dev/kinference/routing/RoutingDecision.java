@@ -18,9 +18,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A decision returned by {@link Router#route} is also the request's account with the router: the chosen
  * endpoint's load already counts it. Report its progress with {@link #reportFirstToken()}, then exactly one of
- * {@link #reportFinished(Usage)} or {@link #reportFailed()} (or move it with {@link #retryOnNextAlternate()}); load
- * is released at the end, and the TTFT model then learns from the time to first token and the prefill work the
- * server's usage report says it did. Reports are idempotent and
+ * {@link #reportFinished(Usage)} or {@link #reportFailed()} (or move it with {@link #retryOnNextAlternate()}); the
+ * TTFT model learns from the first token, load is released at the end, and the server's usage report corrects the
+ * endpoint's estimate of the prefill a request brings. Reports are idempotent and
  * thread-safe: the first report of each kind counts. A decision from {@link Router#preview} is not accounted and
  * its reports do nothing.
  */
@@ -50,8 +50,6 @@ public final class RoutingDecision {
   private final int runningAtDispatch;
   private final int waitingAtDispatch;
   private final AtomicInteger state = new AtomicInteger(DISPATCHED);
-  /** The observed time to first token, once reported; -1 before. */
-  private volatile long ttftNanos = -1;
 
   RoutingDecision(Router router, InferenceRequest request, EndpointState[] ranked, int rankedCount, int position,
       int[] cachedTokens, double[] predictedTtft, double[] totals, double[] scores, String[] scorerNames,
@@ -174,24 +172,22 @@ public final class RoutingDecision {
     return sb.toString();
   }
 
-  /**
-   * The first token arrived: the request stops counting as queued, and its time to first token is kept for the TTFT
-   * model to learn from when the request ends.
-   */
+  /** The first token arrived: the TTFT model learns from it and the request stops counting as queued. */
   public void reportFirstToken() {
-    long observed = router.nanoTime() - dispatchedAtNanos;
     if (accounted && state.compareAndSet(DISPATCHED, FIRST_TOKEN)) {
-      ranked[position].onFirstToken(uncachedTokens(), generation);
-      ttftNanos = observed;
+      EndpointState e = ranked[position];
+      e.onFirstToken(uncachedTokens(), generation);
+      router.ttftModel().learn(e, pendingPrefillAtDispatch + uncachedTokens(), runningAtDispatch,
+          waitingAtDispatch, router.nanoTime() - dispatchedAtNanos);
     }
   }
 
   /**
    * The request completed; {@code usage} is what the server reported (or {@link Usage#UNKNOWN}). The load is
-   * released, and the TTFT model learns from the observed time to first token over the prefill work the server
-   * reported: its prompt token count (the router's tokenizer may be approximate) less the tokens it served from its
-   * cache. A server that reports no cached tokens may not report them at all, so the router's expectation stands
-   * then; with {@link Usage#UNKNOWN} the router's own counts do.
+   * released, and the prefill work the server reported, its prompt tokens (the router's tokenizer may be
+   * approximate) less those it served from its cache, corrects the endpoint's estimate of the prefill a request
+   * brings ({@link EndpointState#onPrefillReported}), which prices the queue it reports. A server that reports no
+   * cached tokens may not report them at all, so the router's expectation of the cached prefix stands then.
    */
   public void reportFinished(Usage usage) {
     end(true, usage);
@@ -231,10 +227,8 @@ public final class RoutingDecision {
     }
     EndpointState e = ranked[position];
     e.onFinished(previous == FIRST_TOKEN, uncachedTokens(), generation, succeeded);
-    long observed = ttftNanos;
-    if (previous == FIRST_TOKEN && observed >= 0) {
-      router.ttftModel().learn(e, pendingPrefillAtDispatch + prefilledTokens(usage), runningAtDispatch,
-          waitingAtDispatch, observed);
+    if (usage.promptTokens() > 0) {
+      e.onPrefillReported(uncachedTokens(), prefilledTokens(usage));
     }
   }
 

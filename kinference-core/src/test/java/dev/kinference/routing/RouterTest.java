@@ -247,7 +247,7 @@ class RouterTest {
   }
 
   @Test
-  void theFirstTokenTeachesTheEndpointsPrefillRateWhenTheRequestEnds() {
+  void theFirstTokenTeachesTheEndpointsPrefillRate() {
     Router router = builder(1).build();
     scrapeAll(router, 0);
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
@@ -255,9 +255,6 @@ class RouterTest {
     double coldStart = router.ttftModel().coldStartPrefillRate();
     clock.addAndGet(Duration.ofMillis(4020).toNanos());
     d.reportFirstToken();
-    assertThat(e.prefillRateSamples()).isZero();
-    clock.addAndGet(Duration.ofSeconds(3).toNanos()); // decoding takes no part in the time to first token
-    d.reportFinished(Usage.UNKNOWN);
     assertThat(e.prefillRateSamples()).isEqualTo(1);
     double observed = d.uncachedTokens() / 4.0;
     double learned = e.prefillTokensPerSecond(coldStart);
@@ -276,7 +273,6 @@ class RouterTest {
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
     clock.addAndGet(Duration.ofMillis(4020).toNanos());
     d.reportFirstToken();
-    d.reportFinished(Usage.UNKNOWN);
     EndpointState taught = d.endpointState();
     double learned = taught.prefillTokensPerSecond(coldStart);
     assertThat(learned).isLessThan(coldStart);
@@ -289,23 +285,25 @@ class RouterTest {
 
   /**
    * The server's usage report corrects what the router counted: an approximate tokenizer's prompt length, and the
-   * cached prefix it expected. A request it thought 4000 tokens long that the server says had 8000, all prefilled,
-   * teaches twice the rate the router's own count would.
+   * cached prefix it expected. Requests the server says were twice as long as counted make the queue it reports
+   * weigh more in the TTFT prediction, which prices it at the tokens a request brings.
    */
   @Test
-  void theServersUsageReportIsThePrefillWorkTheRateIsLearnedFrom() {
-    double[] learned = new double[2];
+  void theServersUsageReportCorrectsThePrefillAQueuedRequestIsAssumedToBring() {
+    long[] pending = new long[2];
     for (int withUsage = 0; withUsage < 2; withUsage++) {
       Router router = builder(1).build();
       scrapeAll(router, 0);
-      RoutingDecision d = router.route(chat("s", words(5, 4000)));
-      clock.addAndGet(Duration.ofMillis(2020).toNanos());
-      d.reportFirstToken();
-      d.reportFinished(withUsage == 1 ? new Usage(2 * d.promptTokens(), 0, 10) : Usage.UNKNOWN);
-      learned[withUsage] = d.endpointState().prefillTokensPerSecond(router.ttftModel().coldStartPrefillRate());
-      assertThat(d.endpointState().prefillRateSamples()).isEqualTo(1);
+      for (int i = 0; i < 20; i++) {
+        RoutingDecision d = router.route(chat("s" + i, words(i, 400)));
+        d.reportFirstToken();
+        d.reportFinished(withUsage == 1 ? new Usage(2 * d.promptTokens(), 0, 10) : Usage.UNKNOWN);
+      }
+      scrapeAll(router, 4);
+      pending[withUsage] = state(router, "e0").estimatedPendingPrefillTokens();
     }
-    assertThat(learned[1]).isGreaterThan(learned[0]);
+    assertThat(pending[0]).isPositive();
+    assertThat(pending[1]).isGreaterThan(pending[0] + pending[0] / 2);
   }
 
   @Test
@@ -321,7 +319,7 @@ class RouterTest {
   }
 
   @Test
-  void aRequestThatFailsAfterItsFirstTokenStillTeachesItsTimeToFirstToken() {
+  void aRequestThatFailsAfterItsFirstTokenKeepsWhatItsFirstTokenTaughtAndEndsOnce() {
     Router router = builder(1).build();
     scrapeAll(router, 0);
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
@@ -331,6 +329,7 @@ class RouterTest {
     d.reportFinished(new Usage(1, 0, 1)); // a second end counts for nothing
     assertThat(d.endpointState().prefillRateSamples()).isEqualTo(1);
     assertThat(d.endpointState().inFlight()).isZero();
+    assertThat(d.endpointState().completedCount()).isZero();
   }
 
   /**
@@ -345,7 +344,6 @@ class RouterTest {
     RoutingDecision d = router.route(chat("s", words(5, 4000)));
     clock.addAndGet(Duration.ofSeconds(40).toNanos());
     d.reportFirstToken();
-    d.reportFinished(Usage.UNKNOWN);
     assertThat(d.endpointState().prefillRateSamples()).isZero();
   }
 
