@@ -217,6 +217,19 @@ public final class EndpointState {
     }
   }
 
+  /**
+   * Corrects the uncached tokens a request is assumed to bring (with which {@link #estimatedPendingPrefillTokens()}
+   * reads the scraped queue) by what a finished request's server reported it prefilled against what was counted at
+   * dispatch: the router's tokenizer may be approximate and its cache index wrong. Racy updates lose a correction
+   * at worst.
+   */
+  public void onPrefillReported(int countedTokens, int reportedTokens) {
+    double avg = uncachedTokensPerRequest;
+    if (avg > 0) {
+      uncachedTokensPerRequest = Math.max(0, avg + 0.05 * (reportedTokens - countedTokens));
+    }
+  }
+
   /** Requests dispatched here since the router started. */
   public long dispatchedCount() {
     return dispatched.sum();

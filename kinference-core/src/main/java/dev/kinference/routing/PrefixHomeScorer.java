@@ -4,7 +4,11 @@ import dev.kinference.cache.ApproximateCacheIndex;
 import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.FleetListener;
+import dev.kinference.plugin.Parameter;
+import dev.kinference.plugin.Parameters;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -31,8 +35,12 @@ import java.util.function.LongSupplier;
  */
 public final class PrefixHomeScorer implements Scorer, FleetListener {
 
+  /** {@code minCacheShare}: the share of an endpoint's KV cache from which a prompt counts as long. */
+  static final Parameter MIN_CACHE_SHARE = Parameter.number("minCacheShare", 0.02, 0, false, 1, true,
+      "the share of an endpoint's KV cache from which a prompt counts as long");
+
   /** The default share of an endpoint's KV cache from which a prompt counts as long: a fiftieth. */
-  public static final double DEFAULT_MIN_CACHE_SHARE = 0.02;
+  public static final double DEFAULT_MIN_CACHE_SHARE = (Double) MIN_CACHE_SHARE.defaultValue();
 
   /** The history's match per candidate, per thread: the context's own array holds the cache index's. */
   private static final ThreadLocal<int[]> MATCHED = ThreadLocal.withInitial(() -> new int[16]);
@@ -50,16 +58,30 @@ public final class PrefixHomeScorer implements Scorer, FleetListener {
    * @param ticker the clock the history ages by (the router's)
    */
   public PrefixHomeScorer(double minCacheShare, LongSupplier ticker) {
-    if (!(minCacheShare > 0 && minCacheShare <= 1)) {
-      throw new IllegalArgumentException("minCacheShare must be in (0, 1]: " + minCacheShare);
-    }
-    this.minCacheShare = minCacheShare;
+    this.minCacheShare = Parameters.of(List.of(MIN_CACHE_SHARE), Map.of(MIN_CACHE_SHARE.name(), minCacheShare))
+        .number(MIN_CACHE_SHARE.name());
     this.history = ApproximateCacheIndex.builder().ticker(ticker).build();
   }
 
   @Override
   public String name() {
     return "prefix-home";
+  }
+
+  @Override
+  public List<Parameter> declaredParameters() {
+    return List.of(MIN_CACHE_SHARE);
+  }
+
+  /** A new instance with its own history, on the router's clock. */
+  @Override
+  public Scorer create(Parameters parameters, LongSupplier ticker) {
+    return new PrefixHomeScorer(parameters.number(MIN_CACHE_SHARE.name()), ticker);
+  }
+
+  @Override
+  public Parameters parameters() {
+    return Parameters.of(declaredParameters(), Map.of(MIN_CACHE_SHARE.name(), minCacheShare));
   }
 
   @Override

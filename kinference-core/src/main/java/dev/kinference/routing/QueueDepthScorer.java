@@ -1,5 +1,11 @@
 package dev.kinference.routing;
 
+import dev.kinference.plugin.Parameter;
+import dev.kinference.plugin.Parameters;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
 /**
  * The queue scorer of llm-d's form, {@code (maxQ - q) / (maxQ - minQ)} over the candidates, where q is the scraped
  * waiting count plus the requests the router sent since the scrape, each of those counted at a weight ({@link
@@ -9,13 +15,15 @@ package dev.kinference.routing;
  */
 public final class QueueDepthScorer implements Scorer {
 
+  /** {@code sinceScrapeWeight}: what a request sent since the last scrape counts, against one reported waiting. */
+  static final Parameter SINCE_SCRAPE_WEIGHT = Parameter.number("sinceScrapeWeight", 0.25, 0, true, 1, true,
+      "what a request sent since the last scrape counts, against one the server reported waiting");
+
   private final double sinceScrapeWeight;
 
-  /**
-   * Counts every request sent since the scrape as queued (weight 1). Public for {@link java.util.ServiceLoader}.
-   */
+  /** The default weight, 0.25. Public for {@link java.util.ServiceLoader}. */
   public QueueDepthScorer() {
-    this(1);
+    this((Double) SINCE_SCRAPE_WEIGHT.defaultValue());
   }
 
   /**
@@ -28,15 +36,28 @@ public final class QueueDepthScorer implements Scorer {
    * @throws IllegalArgumentException unless {@code 0 <= sinceScrapeWeight <= 1}
    */
   public QueueDepthScorer(double sinceScrapeWeight) {
-    if (!(sinceScrapeWeight >= 0 && sinceScrapeWeight <= 1)) {
-      throw new IllegalArgumentException("sinceScrapeWeight must be in [0, 1]: " + sinceScrapeWeight);
-    }
-    this.sinceScrapeWeight = sinceScrapeWeight;
+    this.sinceScrapeWeight = Parameters.of(List.of(SINCE_SCRAPE_WEIGHT),
+        Map.of(SINCE_SCRAPE_WEIGHT.name(), sinceScrapeWeight)).number(SINCE_SCRAPE_WEIGHT.name());
   }
 
   @Override
   public String name() {
     return "queue-depth";
+  }
+
+  @Override
+  public List<Parameter> declaredParameters() {
+    return List.of(SINCE_SCRAPE_WEIGHT);
+  }
+
+  @Override
+  public Scorer create(Parameters parameters, LongSupplier ticker) {
+    return new QueueDepthScorer(parameters.number(SINCE_SCRAPE_WEIGHT.name()));
+  }
+
+  @Override
+  public Parameters parameters() {
+    return Parameters.of(declaredParameters(), Map.of(SINCE_SCRAPE_WEIGHT.name(), sinceScrapeWeight));
   }
 
   @Override

@@ -11,6 +11,7 @@ import dev.kinference.endpoint.FleetListener;
 import dev.kinference.endpoint.Health;
 import dev.kinference.endpoint.Saturation;
 import dev.kinference.endpoint.StaticEndpointSource;
+import dev.kinference.plugin.Parameters;
 import dev.kinference.plugin.PluginSet;
 import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.PolicyEngine;
@@ -24,8 +25,15 @@ import dev.kinference.prompt.Tokenizer;
 import dev.kinference.request.InferenceRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
@@ -55,20 +63,13 @@ public final class Router implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Router.class);
 
-  /** KV usage below which the default profile's {@code kv-utilization} scorer tells endpoints apart not at all. */
-  private static final double DEFAULT_KV_KNEE = 0.5;
-
-  /** The default profile's {@code queue-depth} weight of a request sent since the last scrape (see the scorer). */
-  private static final double DEFAULT_SINCE_SCRAPE_WEIGHT = 0.25;
-
   private final Fleet fleet;
   private final CacheIndex cacheIndex;
   private final Tokenizer tokenizer;
   private final Tokenizer fallbackTokenizer = new ApproximateTokenizer();
   private final Filter[] filters;
-  private final Scorer[] scorers;
-  private final double[] weights;
-  private final String[] scorerNames;
+  private final ProfileScorers defaultScoring;
+  private final Map<String, ProfileScorers> scoringByModel;
   private final Picker picker;
   private final @Nullable PolicyEngine policyEngine;
   private final TtftModel ttftModel;
@@ -78,40 +79,10 @@ public final class Router implements AutoCloseable {
   private final LongSupplier ticker;
   private final @Nullable RandomGenerator random;
   private final @Nullable EndpointSource endpointSource;
-  private final ThreadLocal<Scratch> scratch;
-
-  /** Per-thread working arrays, so a decision allocates only what it returns. */
-  private static final class Scratch {
-    final RoutingContext context;
-    EndpointState[] filtered = new EndpointState[16];
-    EndpointState[] subset = new EndpointState[16];
-    int[] subsetIndex = new int[16];
-    int[] subsetMatched = new int[16];
-    double[] totals = new double[16];
-    double[][] scorerScores;
-    boolean[] taken = new boolean[16];
-
-    Scratch(RoutingContext context, int scorerCount) {
-      this.context = context;
-      this.scorerScores = new double[scorerCount][16];
-    }
-
-    void ensure(int n) {
-      if (filtered.length < n) {
-        int cap = Math.max(n, filtered.length * 2);
-        filtered = new EndpointState[cap];
-        subset = new EndpointState[cap];
-        subsetIndex = new int[cap];
-        subsetMatched = new int[cap];
-        totals = new double[cap];
-        taken = new boolean[cap];
-        for (int k = 0; k < scorerScores.length; k++) {
-          scorerScores[k] = new double[cap];
-        }
-      }
-      context.ensureCapacity(n);
-    }
-  }
+  private final ThreadLocal<DecisionScratch> scratch;
+  /** What an idle thread's scratch holds instead of the last request. */
+  private final InferenceRequest placeholder;
+  private final TokenizedPrompt placeholderPrompt;
 
   private Router(Builder b) {
     this.fleet = b.fleet != null ? b.fleet : Fleet.create();
@@ -119,47 +90,38 @@ public final class Router implements AutoCloseable {
     this.tokenizer = b.tokenizer != null ? b.tokenizer : fallbackTokenizer;
     this.filters = b.filters != null ? b.filters.toArray(new Filter[0])
         : new Filter[] {new HealthyFilter(), new FreshMetricsFilter()};
-    if (b.scorers.isEmpty()) {
-      // Predicted TTFT alone is myopic: it duplicates a prefix onto a lightly loaded server, evicting other prefixes
-      // there; prefix overlap prices the duplication. A light queue term pushes back against one server collecting
-      // more than its share; it trusts the queue a server reports over the router's own sends since, which the TTFT
-      // prediction already counts and which, counted in full, bunched unique prompts. KV headroom counts only above
-      // half-full caches: below, it only added noise to the prediction on prompts that share nothing. Once every
-      // candidate is saturated, prefix overlap counts five times over: a miss then also delays all the requests queued
-      // behind it, and with the even weight an overloaded fleet slid into misses and lost most of its goodput. Then
-      // too, a long prompt cached nowhere goes back where it was last sent: spread by load, groups of long prompts
-      // exhausted every server's KV memory (docs/BENCHMARKS.md has the measurements). An approximate index already
-      // remembers where prompts were sent, so that term comes with a precise index only.
-      Scorer[] profile = {new PredictedTtftScorer(), new PrefixOverlapScorer(),
-          new KvUtilizationScorer(DEFAULT_KV_KNEE), new SessionAffinityScorer(),
-          new QueueDepthScorer(DEFAULT_SINCE_SCRAPE_WEIGHT), new PrefixUnderSaturationScorer(),
-          new PrefixHomeScorer(PrefixHomeScorer.DEFAULT_MIN_CACHE_SHARE, b.ticker)};
-      double[] profileWeights = {1.0, 1.0, 0.5, 1.0, 0.3, 4.0, 1.0};
-      int used = cacheIndex.isPrecise() ? profile.length : profile.length - 1;
-      this.scorers = Arrays.copyOf(profile, used);
-      this.weights = Arrays.copyOf(profileWeights, used);
-    } else {
-      this.scorers = b.scorers.toArray(new Scorer[0]);
-      this.weights = b.weights.stream().mapToDouble(Double::doubleValue).toArray();
-    }
-    this.scorerNames = Arrays.stream(scorers).map(Scorer::name).toArray(String[]::new);
+    this.ticker = b.ticker;
+    this.defaultScoring = b.defaultScoring(cacheIndex.isPrecise());
+    Map<String, ProfileScorers> byModel = new HashMap<>();
+    b.profilesByModel.forEach((model, profile) -> byModel.put(model,
+        ProfileScorers.create(profile, b.scorerPlugins(), b.ticker)));
+    this.scoringByModel = Map.copyOf(byModel);
     this.picker = b.picker != null ? b.picker : new MaxScorePicker();
     this.policyEngine = b.policyEngine;
     this.ttftModel = b.ttftModel;
     this.saturation = b.saturation;
     this.defaultBlockSize = b.defaultBlockSize;
     this.maxAlternates = b.maxAlternates;
-    this.ticker = b.ticker;
     this.random = b.random;
-    InferenceRequest placeholder = InferenceRequest.builder("placeholder").user("placeholder").build();
-    TokenizedPrompt placeholderPrompt = TokenizedPrompt.of(fallbackTokenizer, new int[] {0}, placeholder);
-    int scorerCount = scorers.length;
-    this.scratch = ThreadLocal.withInitial(() -> new Scratch(
-        new RoutingContext(placeholder, placeholderPrompt, ThreadLocalRandom.current()), scorerCount));
+    this.placeholder = InferenceRequest.builder("placeholder").user("placeholder").build();
+    this.placeholderPrompt = TokenizedPrompt.of(fallbackTokenizer, new int[] {0}, placeholder);
+    int scorerCount = defaultScoring.scorers.length;
+    for (ProfileScorers p : scoringByModel.values()) {
+      scorerCount = Math.max(scorerCount, p.scorers.length);
+    }
+    int maxScorers = scorerCount;
+    this.scratch = ThreadLocal.withInitial(() -> new DecisionScratch(
+        new RoutingContext(placeholder, placeholderPrompt, ThreadLocalRandom.current()), maxScorers, defaultScoring));
     this.fleet.addListener(cacheIndex);
-    for (Scorer scorer : scorers) {
-      if (scorer instanceof FleetListener listener) {
-        fleet.addListener(listener);
+    // a stateless scorer may serve several profiles as one instance: tell it of the fleet once
+    Set<FleetListener> listening = Collections.newSetFromMap(new IdentityHashMap<>());
+    List<ProfileScorers> all = new ArrayList<>(scoringByModel.values());
+    all.add(0, defaultScoring);
+    for (ProfileScorers p : all) {
+      for (Scorer scorer : p.scorers) {
+        if (scorer instanceof FleetListener listener && listening.add(listener)) {
+          fleet.addListener(listener);
+        }
       }
     }
     this.endpointSource = b.endpointSource;
@@ -283,38 +245,58 @@ public final class Router implements AutoCloseable {
     }
   }
 
+  /** One decision: the steps of the package documentation, in order, one method each. */
   private RoutingDecision decide(InferenceRequest original, boolean account, @Nullable Predicate<Endpoint> within) {
-    long now = ticker.getAsLong();
-    InferenceRequest request = original;
-    Predicate<EndpointState> selector = null;
-    List<String> fallbackIds = List.of();
-    boolean preferFallbacks = false;
-    List<String> trace = List.of();
-    Fleet.Snapshot snap = fleet.snapshot();
-    if (policyEngine != null) {
-      PolicyVerdict verdict = policyEngine.evaluate(original, snap);
-      switch (verdict) {
-        case PolicyVerdict.Reject r ->
-            throw new RequestRejectedException(r.httpStatus(), r.reason(), r.retryAfter(), r.trace());
-        case PolicyVerdict.Proceed p -> {
-          request = p.request();
-          selector = p.candidates();
-          fallbackIds = p.fallbackEndpointIds();
-          preferFallbacks = p.preferFallbacks();
-          trace = p.trace();
-        }
+    DecisionScratch s = scratch.get();
+    s.begin(original, ticker.getAsLong());
+    try {
+      Fleet.Snapshot snap = fleet.snapshot();
+      applyPolicy(s, original, snap);
+      collectCandidates(s, snap, within);
+      applyFilters(s);
+      resolveFallbacks(s, snap, within);
+      lookUpCache(s);
+      score(s);
+      RoutingDecision decision = pick(s, account);
+      if (account) {
+        account(s, decision);
+      }
+      return decision;
+    } finally {
+      s.end(placeholder, placeholderPrompt);
+    }
+  }
+
+  /** Step 1: the policy engine may reject the request, rewrite it, select the candidates and name fallbacks. */
+  private void applyPolicy(DecisionScratch s, InferenceRequest original, Fleet.Snapshot snap) {
+    if (policyEngine == null) {
+      return;
+    }
+    switch (policyEngine.evaluate(original, snap)) {
+      case PolicyVerdict.Reject r ->
+          throw new RequestRejectedException(r.httpStatus(), r.reason(), r.retryAfter(), r.trace());
+      case PolicyVerdict.Proceed p -> {
+        s.request = p.request();
+        s.selector = p.candidates();
+        s.fallbackIds = p.fallbackEndpointIds();
+        s.preferFallbacks = p.preferFallbacks();
+        s.trace = p.trace();
       }
     }
+  }
 
-    Scratch s = scratch.get();
-    List<EndpointState> pool = selector == null ? snap.serving(request.model()) : snap.all();
-    s.ensure(pool.size() + fallbackIds.size() + 1);
-    List<String> notes = null;
-    if (request.sessionId() != null) {
-      notes = note(notes, "session from " + request.sessionSource());
+  /**
+   * Step 2: the candidates, the members the policy selected (or, without a selection, the local ones serving the
+   * model), not draining, within the allowed subset.
+   */
+  private void collectCandidates(DecisionScratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
+    Predicate<EndpointState> selector = s.selector;
+    List<EndpointState> pool = selector == null ? snap.serving(s.request.model()) : snap.all();
+    s.pool = pool;
+    s.ensure(pool.size() + s.fallbackIds.size() + 1);
+    if (s.request.sessionId() != null) {
+      s.note("session from " + s.request.sessionSource());
     }
-
-    // Candidates: selected (or serving the model, not external), not draining, through the filters.
     EndpointState[] cand = s.filtered;
     int n = 0;
     for (int i = 0; i < pool.size(); i++) {
@@ -330,105 +312,143 @@ public final class Router implements AutoCloseable {
       }
       cand[n++] = e;
     }
+    s.candidates = n;
+  }
+
+  /** Step 3: the filters, in order, each failing open (a filter that would reject every candidate is skipped). */
+  private void applyFilters(DecisionScratch s) {
+    EndpointState[] cand = s.filtered;
+    int n = s.candidates;
     for (Filter f : filters) {
       int kept = 0;
       for (int i = 0; i < n; i++) {
-        if (f.accept(request, cand[i], now)) {
+        if (f.accept(s.request, cand[i], s.now)) {
           kept++;
         }
       }
       if (kept == 0 && n > 0) {
-        notes = note(notes, "filter " + f.name() + " failed open: it rejected all " + n + " candidates");
+        s.note("filter " + f.name() + " failed open: it rejected all " + n + " candidates");
         continue;
       }
       if (kept < n) {
         int m = 0;
         for (int i = 0; i < n; i++) {
-          if (f.accept(request, cand[i], now)) {
+          if (f.accept(s.request, cand[i], s.now)) {
             cand[m++] = cand[i];
           }
         }
         n = m;
       }
     }
+    s.candidates = n;
+  }
 
-    // Fallbacks named by the policy, resolved against the fleet.
-    int fallbackCount = 0;
-    EndpointState[] fallbacks = null;
-    if (!fallbackIds.isEmpty()) {
-      fallbacks = new EndpointState[fallbackIds.size()];
-      for (String id : fallbackIds) {
+  /**
+   * Part of step 2, after the filters (which never apply to fallbacks): the policy's fallbacks resolved against the
+   * fleet, healthy and within the allowed subset. Throws when there is neither a candidate nor a fallback.
+   */
+  private void resolveFallbacks(DecisionScratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
+    if (!s.fallbackIds.isEmpty()) {
+      EndpointState[] fallbacks = new EndpointState[s.fallbackIds.size()];
+      int count = 0;
+      for (String id : s.fallbackIds) {
         EndpointState e = snap.byId().get(id);
         if (e != null && within != null && !within.test(e.endpoint())) {
-          notes = note(notes, "fallback " + id + " is outside the allowed subset");
+          s.note("fallback " + id + " is outside the allowed subset");
         } else if (e != null && e.health() == Health.HEALTHY) {
-          fallbacks[fallbackCount++] = e;
+          fallbacks[count++] = e;
         } else {
-          notes = note(notes, "fallback " + id + " is " + (e == null ? "not in the fleet" : e.health()));
+          s.note("fallback " + id + " is " + (e == null ? "not in the fleet" : e.health()));
         }
       }
+      s.fallbacks = fallbacks;
+      s.fallbackCount = count;
     }
-    if (n == 0 && fallbackCount == 0) {
-      if (selector == null && pool.isEmpty()) {
-        throw new NoEndpointException(request.model(), true, new ArrayList<>(new TreeSet<>(snap.byModel().keySet())));
+    if (s.candidates == 0 && s.fallbackCount == 0) {
+      if (s.selector == null && s.pool.isEmpty()) {
+        throw new NoEndpointException(s.request.model(), true,
+            new ArrayList<>(new TreeSet<>(snap.byModel().keySet())));
       }
-      throw new NoEndpointException(request.model(), false, List.of());
+      throw new NoEndpointException(s.request.model(), false, List.of());
     }
+  }
 
-    // Tokens and prefix keys.
+  /**
+   * Step 4: the prompt's tokens and prefix keys (approximate tokens if the tokenizer fails), the cache index
+   * lookup, and each candidate's predicted time to first token.
+   */
+  private void lookUpCache(DecisionScratch s) {
     TokenizedPrompt prompt;
     try {
-      prompt = request.tokenize(tokenizer);
+      prompt = s.request.tokenize(tokenizer);
     } catch (TokenizationException | RuntimeException e) {
       log.warn("Tokenizer {} failed, routing with approximate tokens: {}", tokenizer.name(), e.toString());
-      notes = note(notes, "tokenizer " + tokenizer.name() + " failed (" + e.getMessage() + "); used approximate");
+      s.note("tokenizer " + tokenizer.name() + " failed (" + e.getMessage() + "); used approximate");
       try {
-        prompt = request.tokenize(fallbackTokenizer);
+        prompt = s.request.tokenize(fallbackTokenizer);
       } catch (TokenizationException impossible) {
         throw new IllegalStateException(impossible);
       }
     }
-
+    s.prompt = prompt;
+    int n = s.candidates;
     RoutingContext ctx = s.context;
-    ctx.reset(request, prompt, now, random != null ? random : ThreadLocalRandom.current(), saturation);
+    ctx.reset(s.request, prompt, s.now, random != null ? random : ThreadLocalRandom.current(), saturation);
     ctx.setCount(n);
     EndpointState[] ctxCand = ctx.candidateArray();
-    System.arraycopy(cand, 0, ctxCand, 0, n);
+    System.arraycopy(s.filtered, 0, ctxCand, 0, n);
     lookup(s, ctx, prompt, n);
     for (int i = 0; i < n; i++) {
       ctx.setPredictedTtft(i, ttftModel.predictSeconds(ctxCand[i], ctx.uncachedTokens(i), ctx.blockSize(i)));
     }
+  }
 
-    // Scores, combined.
+  /** Step 5: the profile of the request's model scores every candidate; the totals are the weighted sums. */
+  private void score(DecisionScratch s) {
+    ProfileScorers scoring = scoringFor(s.request.model());
+    s.scoring = scoring;
+    int n = s.candidates;
     double[] totals = s.totals;
     Arrays.fill(totals, 0, n, 0.0);
-    for (int k = 0; k < scorers.length; k++) {
+    for (int k = 0; k < scoring.scorers.length; k++) {
       double[] sc = s.scorerScores[k];
       if (n > 0) {
-        scorers[k].score(ctx, sc);
+        scoring.scorers[k].score(s.context, sc);
       }
-      double w = weights[k];
+      double w = scoring.weights[k];
       for (int i = 0; i < n; i++) {
         totals[i] += w * sc[i];
       }
     }
+  }
 
-    // Pick, then rank alternates.
+  /**
+   * Step 6: the picker chooses among the candidates; the next best follow as alternates, and the policy's fallbacks
+   * go last (or first, when the policy prefers them). The decision counts the request against the chosen endpoint
+   * when {@code account} is set.
+   */
+  private RoutingDecision pick(DecisionScratch s, boolean account) {
+    RoutingContext ctx = s.context;
+    EndpointState[] ctxCand = ctx.candidateArray();
+    ProfileScorers scoring = s.scoring;
+    int scorerCount = scoring.scorers.length;
+    int n = s.candidates;
+    int fallbackCount = s.fallbackCount;
+    double[] totals = s.totals;
     int localRanked = n == 0 ? 0 : Math.min(n, 1 + maxAlternates);
     int rankedCount = localRanked + fallbackCount;
     EndpointState[] ranked = new EndpointState[rankedCount];
     int[] cached = new int[rankedCount];
     double[] ttft = new double[rankedCount];
     double[] rankedTotals = new double[rankedCount];
-    double[] rankedScores = new double[rankedCount * scorers.length];
-    int localStart = preferFallbacks ? fallbackCount : 0;
-    int fallbackStart = preferFallbacks ? 0 : localRanked;
-    int chosenLocal = -1;
+    double[] rankedScores = new double[rankedCount * scorerCount];
+    int localStart = s.preferFallbacks ? fallbackCount : 0;
+    int fallbackStart = s.preferFallbacks ? 0 : localRanked;
     if (n > 0) {
       boolean[] taken = s.taken;
       Arrays.fill(taken, 0, n, false);
-      chosenLocal = picker.pick(totals, n, ctx.random());
-      int pick = chosenLocal;
+      int pick = picker.pick(totals, n, ctx.random());
+      s.chosenCandidate = localStart == 0 ? pick : -1;
       for (int r = 0; r < localRanked; r++) {
         if (r > 0) {
           pick = bestRemaining(totals, ctx, taken, n);
@@ -439,24 +459,29 @@ public final class Router implements AutoCloseable {
         cached[row] = ctx.cachedTokens(pick);
         ttft[row] = ctx.predictedTtftSeconds(pick);
         rankedTotals[row] = totals[pick];
-        for (int k = 0; k < scorers.length; k++) {
-          rankedScores[row * scorers.length + k] = s.scorerScores[k][pick];
+        for (int k = 0; k < scorerCount; k++) {
+          rankedScores[row * scorerCount + k] = s.scorerScores[k][pick];
         }
       }
     }
     for (int f = 0; f < fallbackCount; f++) {
       int row = fallbackStart + f;
-      EndpointState e = Objects.requireNonNull(fallbacks)[f];
+      EndpointState e = Objects.requireNonNull(s.fallbacks)[f];
       ranked[row] = e;
       cached[row] = 0;
-      ttft[row] = ttftModel.predictSeconds(e, prompt.tokenCount(), defaultBlockSize);
+      ttft[row] = ttftModel.predictSeconds(e, s.prompt.tokenCount(), defaultBlockSize);
       rankedTotals[row] = Double.NaN;
-      Arrays.fill(rankedScores, row * scorers.length, (row + 1) * scorers.length, Double.NaN);
+      Arrays.fill(rankedScores, row * scorerCount, (row + 1) * scorerCount, Double.NaN);
     }
-    if (preferFallbacks && fallbackCount > 0) {
-      notes = note(notes, "policy prefers fallbacks: local capacity saturated");
+    if (s.preferFallbacks && fallbackCount > 0) {
+      s.note("policy prefers fallbacks: local capacity saturated");
     }
+    List<String> notes = s.notes;
+    return new RoutingDecision(this, s.request, ranked, rankedCount, 0, cached, ttft, rankedTotals, rankedScores,
+        scoring.names, s.prompt.tokenCount(), s.trace, notes == null ? List.of() : notes, account, s.now);
+  }
 
+<<<<<<< HEAD
     RoutingDecision decision = new RoutingDecision(this, request, ranked, rankedCount, 0, cached, ttft,
         rankedTotals, rankedScores, prompt.tokenCount(), trace, notes == null ? List.of() : notes, account, now);
     if (account) {
@@ -468,13 +493,34 @@ public final class Router implements AutoCloseable {
         for (Scorer scorer : scorers) {
           scorer.onRouted(ctx, chosenLocal);
         }
+=======
+  /**
+   * Step 7, for a decision that counts (its endpoint's load was counted when it was made): the cache index learns
+   * where the prompt went, and the scorers that keep state (session affinity) learn the choice.
+   */
+  private void account(DecisionScratch s, RoutingDecision decision) {
+    EndpointState chosen = decision.endpointState();
+    if (!chosen.endpoint().isExternal()) {
+      cacheIndex.onRouted(chosen, s.prompt.keys(chosen.blockSize(defaultBlockSize)));
+    }
+    if (s.chosenCandidate >= 0) {
+      for (Scorer scorer : s.scoring.scorers) {
+        scorer.onRouted(s.context, s.chosenCandidate);
+>>>>>>> profile
       }
     }
-    return decision;
+  }
+
+  private ProfileScorers scoringFor(String model) {
+    if (scoringByModel.isEmpty()) {
+      return defaultScoring;
+    }
+    ProfileScorers p = scoringByModel.get(model);
+    return p != null ? p : defaultScoring;
   }
 
   /** Cached blocks per candidate, with one index lookup per distinct block size among the candidates. */
-  private void lookup(Scratch s, RoutingContext ctx, TokenizedPrompt prompt, int n) {
+  private void lookup(DecisionScratch s, RoutingContext ctx, TokenizedPrompt prompt, int n) {
     EndpointState[] cand = ctx.candidateArray();
     int firstSize = -1;
     boolean uniform = true;
@@ -535,12 +581,6 @@ public final class Router implements AutoCloseable {
     return best;
   }
 
-  private static List<String> note(@Nullable List<String> notes, String note) {
-    List<String> out = notes == null ? new ArrayList<>(2) : notes;
-    out.add(note);
-    return out;
-  }
-
   /** The fleet this router routes over; its states carry metrics and load. */
   public Fleet fleet() {
     return fleet;
@@ -567,14 +607,34 @@ public final class Router implements AutoCloseable {
     return defaultBlockSize;
   }
 
-  /** The scorer names, in combination order. */
+  /** The default profile's scorer names, in combination order. */
   public String[] scorerNames() {
-    return scorerNames.clone();
+    return defaultScoring.names.clone();
   }
 
-  /** The scorer weights, in combination order. */
+  /** The default profile's scorer weights, in combination order. */
   public double[] weights() {
-    return weights.clone();
+    return defaultScoring.weights.clone();
+  }
+
+  /**
+   * The profile requests of a model without one of its own are scored with, every parameter written out (scorers
+   * given as instances report theirs through {@link Scorer#parameters()}).
+   */
+  public RoutingProfile profile() {
+    return defaultScoring.profile;
+  }
+
+  /** The profile requests for {@code model} (as the policy leaves it) are scored with. */
+  public RoutingProfile profile(String model) {
+    return scoringFor(model).profile;
+  }
+
+  /** The models with a profile of their own, and those profiles. */
+  public Map<String, RoutingProfile> profilesByModel() {
+    Map<String, RoutingProfile> out = new TreeMap<>();
+    scoringByModel.forEach((model, scoring) -> out.put(model, scoring.profile));
+    return Collections.unmodifiableMap(out);
   }
 
   /** Names of the filters, in order. */
@@ -601,9 +661,9 @@ public final class Router implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "Router[index=" + cacheIndex.name() + ", tokenizer=" + tokenizer.name() + ", scorers="
-        + Arrays.toString(scorerNames) + ", weights=" + Arrays.toString(weights) + ", filters=" + filterNames()
-        + ", picker=" + picker.name() + "]";
+    return "Router[index=" + cacheIndex.name() + ", tokenizer=" + tokenizer.name() + ", profile="
+        + defaultScoring.profile.describe() + (scoringByModel.isEmpty() ? "" : ", profiles by model="
+        + profilesByModel().keySet()) + ", filters=" + filterNames() + ", picker=" + picker.name() + "]";
   }
 
   /**
@@ -616,8 +676,11 @@ public final class Router implements AutoCloseable {
     private @Nullable CacheIndex cacheIndex;
     private @Nullable Tokenizer tokenizer;
     private @Nullable List<Filter> filters;
-    private final List<Scorer> scorers = new ArrayList<>();
+    /** Scorers added one at a time: an instance, or a type with its validated parameters to instantiate. */
+    private final List<Object> scorers = new ArrayList<>();
     private final List<Double> weights = new ArrayList<>();
+    private @Nullable RoutingProfile profile;
+    private final Map<String, RoutingProfile> profilesByModel = new LinkedHashMap<>();
     private @Nullable Picker picker;
     private @Nullable PolicyEngine policyEngine;
     private TtftModel ttftModel = TtftModel.DEFAULT;
@@ -666,38 +729,108 @@ public final class Router implements AutoCloseable {
     }
 
     /**
-     * Adds a scorer with a weight. The first call replaces the default profile ({@code predicted-ttft} 1,
-     * {@code prefix-overlap} 1, {@code kv-utilization} 0.5 with knee 0.5, {@code session-affinity} 1,
-     * {@code queue-depth} 0.3 with requests sent since the last scrape counted at 0.25, {@code
-     * prefix-under-saturation} 4, and with a precise cache index {@code prefix-home} 1). A scorer instance serves one
-     * router: several keep state about the router's fleet.
+     * Adds a scorer with a weight. The first call replaces the default profile ({@link RoutingProfile#defaults}). A
+     * scorer instance serves one router: several keep state about the router's fleet.
      */
     public Builder scorer(Scorer scorer, double weight) {
       Objects.requireNonNull(scorer, "scorer");
-      if (!(weight > 0) || Double.isInfinite(weight)) {
-        throw new IllegalArgumentException("weight must be positive and finite: " + weight);
-      }
-      for (Scorer s : scorers) {
-        if (s.name().equals(scorer.name())) {
-          throw new IllegalArgumentException("scorer '" + scorer.name() + "' added twice");
-        }
-      }
-      scorers.add(scorer);
-      weights.add(weight);
+      checkWeight(weight);
+      addScorer(scorer.name(), scorer, weight);
       return this;
     }
 
     /**
      * Adds the scorer with this name, found with {@link java.util.ServiceLoader} (built-ins and any scorer jar on
-     * the class or module path).
+     * the class or module path), with its declared default parameters: the same the default profile gives it.
      *
      * @throws IllegalArgumentException listing the known names if none has this name
      */
     public Builder scorer(String name, double weight) {
-      if (scorerPlugins == null) {
-        scorerPlugins = Plugins.load(Scorer.class);
+      return scorer(name, weight, Map.of());
+    }
+
+    /**
+     * Adds the scorer with this name and these parameters over its defaults.
+     *
+     * @throws IllegalArgumentException listing the known names if none has this name, or naming the parameters
+     *     that are not declared (and the ones that are) or out of range
+     */
+    public Builder scorer(String name, double weight, Map<String, ?> parameters) {
+      checkWeight(weight);
+      Scorer factory = scorerPlugins().require(name);
+      addScorer(name, new RoutingProfile.WeightedScorer(name, weight,
+          Parameters.of(factory.declaredParameters(), parameters).asMap()), weight);
+      return this;
+    }
+
+    /**
+     * Scores with this profile instead of the default one; exclusive with {@link #scorer}.
+     *
+     * @throws IllegalArgumentException naming every unknown scorer type and bad parameter
+     */
+    public Builder profile(RoutingProfile profile) {
+      this.profile = Objects.requireNonNull(profile, "profile").resolve(scorerPlugins());
+      return this;
+    }
+
+    /**
+     * Scores the requests for {@code model} (as the policy engine leaves the request) with this profile; the other
+     * requests keep the router's profile. A pool's own profile, as {@code kinference serve} configures it.
+     *
+     * @throws IllegalArgumentException naming every unknown scorer type and bad parameter
+     */
+    public Builder profile(String model, RoutingProfile profile) {
+      Objects.requireNonNull(model, "model");
+      profilesByModel.put(model, Objects.requireNonNull(profile, "profile").resolve(scorerPlugins()));
+      return this;
+    }
+
+    private void addScorer(String name, Object scorer, double weight) {
+      for (Object s : scorers) {
+        String existing = s instanceof Scorer sc ? sc.name() : ((RoutingProfile.WeightedScorer) s).type();
+        if (existing.equals(name)) {
+          throw new IllegalArgumentException("scorer '" + name + "' added twice");
+        }
       }
-      return scorer(scorerPlugins.require(name), weight);
+      scorers.add(scorer);
+      weights.add(weight);
+    }
+
+    private static void checkWeight(double weight) {
+      if (!(weight > 0) || Double.isInfinite(weight)) {
+        throw new IllegalArgumentException("weight must be positive and finite: " + weight);
+      }
+    }
+
+    PluginSet<Scorer> scorerPlugins() {
+      PluginSet<Scorer> known = scorerPlugins;
+      if (known == null) {
+        known = Plugins.load(Scorer.class);
+        scorerPlugins = known;
+      }
+      return known;
+    }
+
+    /** The router's own scorers: the ones added, the profile given, or the default profile. */
+    ProfileScorers defaultScoring(boolean preciseCacheIndex) {
+      RoutingProfile given = profile;
+      if (given != null) {
+        return ProfileScorers.create(given, scorerPlugins(), ticker);
+      }
+      if (scorers.isEmpty()) {
+        return ProfileScorers.create(RoutingProfile.defaults(preciseCacheIndex), scorerPlugins(), ticker);
+      }
+      List<Scorer> instances = new ArrayList<>(scorers.size());
+      for (Object s : scorers) {
+        if (s instanceof Scorer scorer) {
+          instances.add(scorer);
+        } else {
+          RoutingProfile.WeightedScorer entry = (RoutingProfile.WeightedScorer) s;
+          Scorer factory = scorerPlugins().require(entry.type());
+          instances.add(factory.create(Parameters.of(factory.declaredParameters(), entry.parameters()), ticker));
+        }
+      }
+      return new ProfileScorers(instances, weights);
     }
 
     /** The cache index with this name, found with {@link java.util.ServiceLoader} (default configuration). */
@@ -782,6 +915,9 @@ public final class Router implements AutoCloseable {
     }
 
     public Router build() {
+      if (profile != null && !scorers.isEmpty()) {
+        throw new IllegalStateException("give either scorers one by one or a profile, not both");
+      }
       if (fleet != null && endpointSource != null && !fleet.endpoints().isEmpty()) {
         throw new IllegalStateException("give either a populated fleet or an endpoint source, not both");
       }

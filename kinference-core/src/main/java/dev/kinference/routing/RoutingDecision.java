@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * <p>A decision returned by {@link Router#route} is also the request's account with the router: the chosen
  * endpoint's load already counts it. Report its progress with {@link #reportFirstToken()}, then exactly one of
  * {@link #reportFinished(Usage)} or {@link #reportFailed()} (or move it with {@link #retryOnNextAlternate()}); the
- * TTFT model learns from the first token, and load is released at the end. Reports are idempotent and
+ * TTFT model learns from the first token, load is released at the end, and the server's usage report corrects the
+ * endpoint's estimate of the prefill a request brings. Reports are idempotent and
  * thread-safe: the first report of each kind counts. A decision from {@link Router#preview} is not accounted and
  * its reports do nothing.
  */
@@ -38,20 +39,21 @@ public final class RoutingDecision {
   private final double[] predictedTtft;
   private final double[] totals;
   private final double[] scores; // ranked x scorers, row-major
+  private final String[] scorerNames; // shared with the router's profile: never written
   private final int promptTokens;
   private final List<String> policyTrace;
   private final List<String> notes;
   private final boolean accounted;
   private final long dispatchedAtNanos;
   private final long generation;
-  private final long workTokens;
+  private final long pendingPrefillAtDispatch;
   private final int runningAtDispatch;
   private final int waitingAtDispatch;
   private final AtomicInteger state = new AtomicInteger(DISPATCHED);
 
   RoutingDecision(Router router, InferenceRequest request, EndpointState[] ranked, int rankedCount, int position,
-      int[] cachedTokens, double[] predictedTtft, double[] totals, double[] scores, int promptTokens,
-      List<String> policyTrace, List<String> notes, boolean accounted, long nowNanos) {
+      int[] cachedTokens, double[] predictedTtft, double[] totals, double[] scores, String[] scorerNames,
+      int promptTokens, List<String> policyTrace, List<String> notes, boolean accounted, long nowNanos) {
     this.router = router;
     this.request = request;
     this.ranked = ranked;
@@ -61,6 +63,7 @@ public final class RoutingDecision {
     this.predictedTtft = predictedTtft;
     this.totals = totals;
     this.scores = scores;
+    this.scorerNames = scorerNames;
     this.promptTokens = promptTokens;
     this.policyTrace = policyTrace;
     this.notes = notes;
@@ -68,12 +71,12 @@ public final class RoutingDecision {
     this.dispatchedAtNanos = nowNanos;
     EndpointState chosen = ranked[position];
     if (accounted) {
-      this.workTokens = chosen.estimatedPendingPrefillTokens() + uncachedTokens();
+      this.pendingPrefillAtDispatch = chosen.estimatedPendingPrefillTokens();
       this.runningAtDispatch = chosen.estimatedRunning();
       this.waitingAtDispatch = chosen.estimatedWaiting();
       this.generation = chosen.onDispatched(uncachedTokens());
     } else {
-      this.workTokens = 0;
+      this.pendingPrefillAtDispatch = 0;
       this.runningAtDispatch = 0;
       this.waitingAtDispatch = 0;
       this.generation = 0;
@@ -126,7 +129,7 @@ public final class RoutingDecision {
 
   /** The chosen endpoint and alternates with their scores, best first. */
   public List<CandidateScore> breakdown() {
-    String[] names = router.scorerNames();
+    String[] names = scorerNames;
     List<CandidateScore> out = new ArrayList<>(rankedCount - position);
     for (int r = position; r < rankedCount; r++) {
       Map<String, Double> s = new LinkedHashMap<>();
@@ -153,7 +156,7 @@ public final class RoutingDecision {
     StringBuilder sb = new StringBuilder();
     sb.append(endpoint().id()).append(" cached=").append(cachedPrefixTokens()).append('/').append(promptTokens)
         .append(String.format(Locale.ROOT, " ttft=%.3fs", predictedTtft[position]));
-    String[] names = router.scorerNames();
+    String[] names = scorerNames;
     for (int r = position; r < rankedCount; r++) {
       sb.append(r == position ? " [" : " | ").append(ranked[r].id())
           .append(String.format(Locale.ROOT, " total=%.3f", totals[r]));
@@ -174,19 +177,25 @@ public final class RoutingDecision {
     if (accounted && state.compareAndSet(DISPATCHED, FIRST_TOKEN)) {
       EndpointState e = ranked[position];
       e.onFirstToken(uncachedTokens(), generation);
-      router.ttftModel().learn(e, workTokens, runningAtDispatch, waitingAtDispatch,
-          router.nanoTime() - dispatchedAtNanos);
+      router.ttftModel().learn(e, pendingPrefillAtDispatch + uncachedTokens(), runningAtDispatch,
+          waitingAtDispatch, router.nanoTime() - dispatchedAtNanos);
     }
   }
 
-  /** The request completed; {@code usage} is what the server reported (or {@link Usage#UNKNOWN}). */
+  /**
+   * The request completed; {@code usage} is what the server reported (or {@link Usage#UNKNOWN}). The load is
+   * released, and the prefill work the server reported, its prompt tokens (the router's tokenizer may be
+   * approximate) less those it served from its cache, corrects the endpoint's estimate of the prefill a request
+   * brings ({@link EndpointState#onPrefillReported}), which prices the queue it reports. A server that reports no
+   * cached tokens may not report them at all, so the router's expectation of the cached prefix stands then.
+   */
   public void reportFinished(Usage usage) {
-    end(true);
+    end(true, usage);
   }
 
   /** The request failed or was cancelled. */
   public void reportFailed() {
-    end(false);
+    end(false, Usage.UNKNOWN);
   }
 
   /**
@@ -199,7 +208,7 @@ public final class RoutingDecision {
       return null;
     }
     return new RoutingDecision(router, request, ranked, rankedCount, position + 1, cachedTokens, predictedTtft,
-        totals, scores, promptTokens, policyTrace, notes, accounted, router.nanoTime());
+        totals, scores, scorerNames, promptTokens, policyTrace, notes, accounted, router.nanoTime());
   }
 
   /** Whether {@link #reportFinished} or {@link #reportFailed} was called. */
@@ -207,15 +216,29 @@ public final class RoutingDecision {
     return state.get() == ENDED;
   }
 
-  private void end(boolean succeeded) {
+  private void end(boolean succeeded, Usage usage) {
     if (!accounted) {
       state.set(ENDED);
       return;
     }
     int previous = state.getAndSet(ENDED);
-    if (previous != ENDED) {
-      ranked[position].onFinished(previous == FIRST_TOKEN, uncachedTokens(), generation, succeeded);
+    if (previous == ENDED) {
+      return;
     }
+    EndpointState e = ranked[position];
+    e.onFinished(previous == FIRST_TOKEN, uncachedTokens(), generation, succeeded);
+    if (usage.promptTokens() > 0) {
+      e.onPrefillReported(uncachedTokens(), prefilledTokens(usage));
+    }
+  }
+
+  /** The prompt tokens the server prefilled, by its usage report where it says, else as the router expected. */
+  int prefilledTokens(Usage usage) {
+    if (usage.promptTokens() == 0) {
+      return uncachedTokens();
+    }
+    int cached = usage.cachedPromptTokens() > 0 ? usage.cachedPromptTokens() : cachedPrefixTokens();
+    return Math.max(0, usage.promptTokens() - Math.min(cached, usage.promptTokens()));
   }
 
   @Override

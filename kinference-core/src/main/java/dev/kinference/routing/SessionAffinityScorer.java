@@ -3,7 +3,13 @@ package dev.kinference.routing;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.plugin.Parameter;
+import dev.kinference.plugin.Parameters;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * Keeps a conversation where it started, and starts it where it has room to grow. A request of a known session
@@ -17,26 +23,50 @@ import java.time.Duration;
  */
 public final class SessionAffinityScorer implements Scorer {
 
+  /** {@code idleExpiry}: how long a session is remembered after its last request. */
+  static final Parameter IDLE_EXPIRY = Parameter.positiveDuration("idleExpiry", Duration.ofMinutes(30),
+      Duration.ofDays(7), "how long a session is remembered after its last request");
+
+  /** {@code maxSessions}: the most sessions remembered; the least recently used beyond it are forgotten. */
+  static final Parameter MAX_SESSIONS = Parameter.integer("maxSessions", 1_000_000, 1, 100_000_000,
+      "the most sessions remembered at once");
+
   private final Cache<String, String> sessions;
+  private final Parameters parameters;
 
   /** The default: 30 minutes, 1,000,000 sessions. */
   public SessionAffinityScorer() {
-    this(Duration.ofMinutes(30), 1_000_000);
+    this((Duration) IDLE_EXPIRY.defaultValue(), (Long) MAX_SESSIONS.defaultValue());
   }
 
+  /** @throws IllegalArgumentException unless idleExpiry is positive (at most 7 days) and maxSessions is positive */
   public SessionAffinityScorer(Duration idleExpiry, long maxSessions) {
-    if (idleExpiry.isNegative() || idleExpiry.isZero()) {
-      throw new IllegalArgumentException("idleExpiry must be positive: " + idleExpiry);
-    }
-    if (maxSessions < 1) {
-      throw new IllegalArgumentException("maxSessions must be positive: " + maxSessions);
-    }
+    Map<String, Object> given = new LinkedHashMap<>();
+    given.put(IDLE_EXPIRY.name(), idleExpiry);
+    given.put(MAX_SESSIONS.name(), maxSessions);
+    this.parameters = Parameters.of(List.of(IDLE_EXPIRY, MAX_SESSIONS), given);
     this.sessions = Caffeine.newBuilder().expireAfterAccess(idleExpiry).maximumSize(maxSessions).build();
   }
 
   @Override
   public String name() {
     return "session-affinity";
+  }
+
+  @Override
+  public List<Parameter> declaredParameters() {
+    return List.of(IDLE_EXPIRY, MAX_SESSIONS);
+  }
+
+  /** A new instance with its own sessions. */
+  @Override
+  public Scorer create(Parameters parameters, LongSupplier ticker) {
+    return new SessionAffinityScorer(parameters.duration(IDLE_EXPIRY.name()), parameters.integer(MAX_SESSIONS.name()));
+  }
+
+  @Override
+  public Parameters parameters() {
+    return parameters;
   }
 
   @Override

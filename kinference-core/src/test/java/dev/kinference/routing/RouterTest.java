@@ -284,6 +284,55 @@ class RouterTest {
   }
 
   /**
+   * The server's usage report corrects what the router counted: an approximate tokenizer's prompt length, and the
+   * cached prefix it expected. Requests the server says were twice as long as counted make the queue it reports
+   * weigh more in the TTFT prediction, which prices it at the tokens a request brings.
+   */
+  @Test
+  void theServersUsageReportCorrectsThePrefillAQueuedRequestIsAssumedToBring() {
+    long[] pending = new long[2];
+    for (int withUsage = 0; withUsage < 2; withUsage++) {
+      Router router = builder(1).build();
+      scrapeAll(router, 0);
+      for (int i = 0; i < 20; i++) {
+        RoutingDecision d = router.route(chat("s" + i, words(i, 400)));
+        d.reportFirstToken();
+        d.reportFinished(withUsage == 1 ? new Usage(2 * d.promptTokens(), 0, 10) : Usage.UNKNOWN);
+      }
+      scrapeAll(router, 4);
+      pending[withUsage] = state(router, "e0").estimatedPendingPrefillTokens();
+    }
+    assertThat(pending[0]).isPositive();
+    assertThat(pending[1]).isGreaterThan(pending[0] + pending[0] / 2);
+  }
+
+  @Test
+  void theUsageReportsPrefilledTokensFallBackToTheRoutersExpectationWhereItIsSilent() {
+    Router router = builder(1).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("s", words(5, 400)));
+    int prompt = d.promptTokens();
+    assertThat(d.prefilledTokens(Usage.UNKNOWN)).isEqualTo(d.uncachedTokens());
+    assertThat(d.prefilledTokens(new Usage(prompt + 10, 0, 1))).isEqualTo(prompt + 10 - d.cachedPrefixTokens());
+    assertThat(d.prefilledTokens(new Usage(prompt, prompt - 16, 1))).isEqualTo(16);
+    assertThat(d.prefilledTokens(new Usage(10, 50, 1))).isZero();
+  }
+
+  @Test
+  void aRequestThatFailsAfterItsFirstTokenKeepsWhatItsFirstTokenTaughtAndEndsOnce() {
+    Router router = builder(1).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("s", words(5, 4000)));
+    clock.addAndGet(Duration.ofMillis(4020).toNanos());
+    d.reportFirstToken();
+    d.reportFailed();
+    d.reportFinished(new Usage(1, 0, 1)); // a second end counts for nothing
+    assertThat(d.endpointState().prefillRateSamples()).isEqualTo(1);
+    assertThat(d.endpointState().inFlight()).isZero();
+    assertThat(d.endpointState().completedCount()).isZero();
+  }
+
+  /**
    * Regression: past a fleet's KV capacity, TTFTs are mostly waiting for memory to free; learning a prefill rate from
    * them dragged servers to a few percent of their speed, each to a different one, and the router then avoided
    * whichever had learned worst (llm-d's benchmark at 15 QPS lost a quarter of its goodput).
@@ -537,8 +586,13 @@ class RouterTest {
         .containsExactly(0.0, 0.75, 1.0);
     assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(0.25), 1).build()))
         .containsExactly(0.0, 0.75, 1.0);
-    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(), 1).build()))
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(1), 1).build()))
         .containsExactly(0.0, 0.0, 1.0);
+    // selected by name, or made with no arguments, it is the default profile's
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer("queue-depth", 1).build()))
+        .containsExactly(0.0, 0.75, 1.0);
+    assertThat(queueScoresWithOneReportedAndOneSentSince(builder(3).scorer(new QueueDepthScorer(), 1).build()))
+        .containsExactly(0.0, 0.75, 1.0);
     assertThatThrownBy(() -> new QueueDepthScorer(1.5)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("sinceScrapeWeight");
     assertThatThrownBy(() -> new QueueDepthScorer(Double.NaN)).isInstanceOf(IllegalArgumentException.class);

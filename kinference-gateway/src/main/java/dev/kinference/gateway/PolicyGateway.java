@@ -19,6 +19,7 @@ import dev.kinference.policy.engine.YamlPolicyEngine;
 import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.Price;
 import dev.kinference.routing.Router;
+import dev.kinference.routing.RoutingProfile;
 import dev.kinference.vllm.VllmLabels;
 import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import dev.kinference.vllm.kvevents.KvEventSubscriptions;
@@ -53,8 +54,10 @@ import org.slf4j.LoggerFactory;
  *   <li>the cloud module: the configuration's ExternalProviders as {@link ExternalProviders} (keys from the
  *       environment or a file, prices from the provider's models).</li>
  * </ul>
- * With {@link Builder#watch} the files are watched: a valid change is applied (fleet membership and providers
- * follow), an invalid one is refused and the previous configuration stays in force.
+ * Each pool's {@code spec.routing.profile} scores the requests for its model; the other requests get the router's
+ * default profile (docs/ROUTING.md). With {@link Builder#watch} the files are watched: a valid change is applied
+ * (fleet membership and providers follow; a changed routing profile is logged and takes effect at the next start,
+ * since scorers keep state), an invalid one is refused and the previous configuration stays in force.
  *
  * <p>Thread-safe; close it to stop everything it started.
  */
@@ -66,6 +69,8 @@ public final class PolicyGateway implements AutoCloseable {
   private final Governance governance;
   private final Fleet fleet;
   private final Router router;
+  /** The pools' routing profiles the router was built with: they stay until a restart. */
+  private final Map<String, RoutingProfile> startingProfiles;
   private final MetricsScraper scraper;
   private final @Nullable KvEventSubscriptions kvEvents;
   private final Gateway gateway;
@@ -106,6 +111,9 @@ public final class PolicyGateway implements AutoCloseable {
     CacheIndex index = precise ? HybridCacheIndex.wrap(new PreciseCacheIndex()) : new ApproximateCacheIndex();
     Router.Builder rb = Router.builder().fleet(fleet).cacheIndex(index).policyEngine(engine)
         .saturation(b.saturation);
+    // each pool's spec.routing.profile scores the requests for its model
+    this.startingProfiles = cfg.routingProfiles();
+    startingProfiles.forEach(rb::profile);
     b.router.accept(rb);
     this.router = rb.build();
     this.scraper = MetricsScraper.builder().interval(b.scrapeInterval).build().attach(fleet);
@@ -172,7 +180,13 @@ public final class PolicyGateway implements AutoCloseable {
   private Runnable prepare(PolicyConfig next) {
     ExternalProviders providers = providers(next, environment);
     List<String> problems = providers.problems();
+    boolean profilesChanged = !next.routingProfiles().equals(startingProfiles);
     return () -> {
+      if (profilesChanged) {
+        // the router's scorers keep state (sessions, prompt history) that a new profile would lose mid-flight
+        log.warn("The pools' routing profiles changed; the gateway keeps scoring with the ones it started with "
+            + "until it restarts: {}", startingProfiles);
+      }
       refreshFleet();
       gateway.updateProviders(providers);
       problems.forEach(p -> log.warn("{}", p));

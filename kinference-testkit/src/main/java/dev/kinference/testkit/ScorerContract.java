@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.plugin.Parameter;
+import dev.kinference.plugin.Parameters;
 import dev.kinference.prompt.ApproximateTokenizer;
 import dev.kinference.prompt.TokenizedPrompt;
 import dev.kinference.request.InferenceRequest;
@@ -20,7 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The contract of {@link Scorer}: a stable name, a score in [0, 1] for every candidate and nothing written past
- * them, whatever the endpoints' state (no metrics, stale, loaded, identical), and safe concurrent use.
+ * them, whatever the endpoints' state (no metrics, stale, loaded, identical), safe concurrent use, and parameters
+ * declared with valid defaults.
  */
 public abstract class ScorerContract {
 
@@ -35,6 +38,23 @@ public abstract class ScorerContract {
     Scorer scorer = createScorer();
     assertThat(scorer.name()).isNotBlank().matches("[a-z0-9][a-z0-9.-]*");
     assertThat(createScorer().name()).isEqualTo(scorer.name());
+  }
+
+  /**
+   * The parameter channel: every declared default is accepted, the scorer {@link Scorer#create} makes from the
+   * defaults has the same name and reports those values, and the instance's own values are ones its declaration
+   * accepts.
+   */
+  @Test
+  void parametersAreDeclaredWithValidDefaultsAndReportedBack() {
+    Scorer scorer = createScorer();
+    Parameters defaults = Parameters.defaults(scorer.declaredParameters());
+    assertThat(defaults.asMap().keySet()).containsExactlyElementsOf(
+        scorer.declaredParameters().stream().map(Parameter::name).toList());
+    Scorer made = scorer.create(defaults, System::nanoTime);
+    assertThat(made.name()).isEqualTo(scorer.name());
+    assertThat(made.parameters()).isEqualTo(defaults);
+    assertThat(Parameters.problems(scorer.declaredParameters(), scorer.parameters().asMap())).isEmpty();
   }
 
   @Test

@@ -265,6 +265,9 @@ public final class ServeCommand implements Callable<Integer> {
         + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
     out.println("  state:     " + stateStoreOptions.describe(store));
+    out.println("  routing:   " + gateway.router().profile().describe());
+    gateway.router().profilesByModel().forEach((model, profile) ->
+        out.println("  routing:   " + model + ": " + profile.describe() + " (its pool's)"));
     int probes = gateway.gateway().probePort();
     if (probes >= 0) {
       out.println("  probes:    /health, /ready and /metrics also on port " + probes);

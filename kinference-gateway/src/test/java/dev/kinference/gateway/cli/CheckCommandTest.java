@@ -36,6 +36,38 @@ class CheckCommandTest {
         + "'heavy'", bad + ":6:3: error: spec.extra: unknown field", "2 errors");
   }
 
+  /** Issue 26: a pool's routing profile is checked against each scorer's declaration and shown by --explain. */
+  @Test
+  void checksAPoolsRoutingProfileAndExplainShowsIt(@TempDir Path dir) throws Exception {
+    String pool = """
+        apiVersion: kinference.dev/v1alpha1
+        kind: InferencePool
+        metadata: {name: small}
+        spec:
+          model: qwen
+          endpoints: [{url: "http://10.0.0.1:8000"}]
+          routing:
+            profile:
+              scorers:
+                - {type: prefix-overlap, weight: 3}
+                - {type: kv-utilization, weight: 1, parameters: %s}
+        """;
+    Path bad = dir.resolve("bad.yaml");
+    Files.writeString(bad, pool.formatted("{knee: 0.5, knees: 2}"));
+    CliRun r = CliRun.of("check", bad.toString());
+    assertThat(r.status()).isEqualTo(1);
+    assertThat(r.out()).contains(bad + ":11:69: error: spec.routing.profile.scorers[1].parameters.knees: unknown "
+        + "parameter 'knees' (did you mean 'knee'?); kv-utilization takes knee", "1 error,");
+    Path good = dir.resolve("good.yaml");
+    Files.writeString(good, pool.formatted("{knee: 0.7}"));
+    Path request = dir.resolve("request.json");
+    Files.writeString(request, "{\"model\": \"qwen\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}");
+    CliRun explained = CliRun.of("check", good.toString(), "--explain", request.toString());
+    assertThat(explained.status()).as(explained.out() + explained.err()).isZero();
+    assertThat(explained.out()).contains(
+        "profile: prefix-overlap 3, kv-utilization 1 {knee=0.7} (the pool's, for model qwen)");
+  }
+
   @Test
   void explainsARequest() {
     CliRun r = CliRun.of("check", EXAMPLES.toString(), "--explain", EXAMPLES.resolve("request-pii.json").toString(),

@@ -26,7 +26,8 @@ import java.util.Set;
  * configuration's own pools and providers. Static endpoints are used as declared; a pool with a selector gets one
  * placeholder member ({@code <pool>/selector}). Every member is idle with fresh metrics, except the members of the
  * pools named as saturated, which report a long queue and a full KV cache. The routing step is {@link
- * Router#preview}, which changes nothing. Stateless; thread-safe.
+ * Router#preview}, which changes nothing; the routing profile it scores with (the pool's {@code spec.routing}, else
+ * the default) is shown with every parameter. Stateless; thread-safe.
  */
 public final class Explainer {
 
@@ -121,8 +122,13 @@ public final class Explainer {
         // a fresh engine with the same seed picks the same weighted targets as the explanation above
         YamlPolicyEngine same = YamlPolicyEngine.builder().config(config).ticker(() -> now).random(new Random(1))
             .build();
-        try (Router router = Router.builder().fleet(fleet).policyEngine(same).ticker(() -> now)
-            .random(new Random(1)).build()) {
+        Router.Builder rb = Router.builder().fleet(fleet).policyEngine(same).ticker(() -> now).random(new Random(1));
+        config.routingProfiles().forEach(rb::profile);
+        try (Router router = rb.build()) {
+          String model = p.request().model();
+          sb.append("profile: ").append(router.profile(model).describe())
+              .append(config.routingProfiles().containsKey(model) ? " (the pool's, for model " + model + ")"
+                  : " (the default)").append('\n');
           RoutingDecision d = router.preview(request);
           sb.append("route: ").append(d.endpoint().id()).append(" (").append(d.endpoint().uri()).append(", model ")
               .append(d.endpoint().model()).append(d.endpoint().isExternal() ? ", external" : "").append(")\n");

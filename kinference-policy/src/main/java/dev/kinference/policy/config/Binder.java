@@ -15,8 +15,14 @@ import dev.kinference.policy.model.Price;
 import dev.kinference.policy.model.Resource;
 import dev.kinference.policy.limits.CalendarPeriod;
 import dev.kinference.policy.model.Tenant;
+import dev.kinference.plugin.Parameter;
+import dev.kinference.plugin.Parameters;
+import dev.kinference.plugin.PluginSet;
+import dev.kinference.plugin.Plugins;
 import dev.kinference.prompt.BlockKeys;
 import dev.kinference.request.TrafficClass;
+import dev.kinference.routing.RoutingProfile;
+import dev.kinference.routing.Scorer;
 import java.math.BigInteger;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -199,9 +205,127 @@ final class Binder {
           maxKv == null ? Saturation.DEFAULT.maxKvUsage() : maxKv);
     }
     Price price = price(spec, "price");
+    InferencePool.Routing routing = null;
+    Obj r = spec.obj("routing");
+    if (r != null) {
+      Obj p = r.requiredObj("profile");
+      RoutingProfile profile = p == null ? null : routingProfile(p);
+      r.done();
+      routing = profile == null ? null : new InferencePool.Routing(profile);
+    }
     spec.done();
     return new InferencePool(meta, new InferencePool.Spec(model, endpoints, selector,
-        blockSize == null ? BlockKeys.DEFAULT_BLOCK_SIZE : blockSize.intValue(), capacity, saturation, price));
+        blockSize == null ? BlockKeys.DEFAULT_BLOCK_SIZE : blockSize.intValue(), capacity, saturation, price, routing));
+  }
+
+  /** The scorers a profile may name: the built-ins and any scorer jar on the class or module path. */
+  private static final class KnownScorers {
+    static final PluginSet<Scorer> SET = Plugins.load(Scorer.class);
+  }
+
+  /**
+   * {@code routing.profile}: its scorers, each a known type with a positive weight (default 1) and parameters its
+   * type declares, in range; every parameter written out in the result (defaults included). Null when it has errors.
+   */
+  private @Nullable RoutingProfile routingProfile(Obj p) {
+    int before = errors;
+    List<RoutingProfile.WeightedScorer> scorers = p.list("scorers", this::weightedScorer);
+    if (!p.has("scorers")) {
+      p.missing("scorers", "a list of {type, weight, parameters}, such as - {type: prefix-overlap, weight: 1}");
+    } else if (p.peek("scorers") instanceof YNode.YList l && l.items().isEmpty()) {
+      error(p.pos("scorers"), p.child("scorers"), "a profile needs at least one scorer; known: "
+          + String.join(", ", KnownScorers.SET.names()));
+    }
+    p.done();
+    Set<String> types = new HashSet<>();
+    for (int i = 0; i < scorers.size(); i++) {
+      if (!types.add(scorers.get(i).type())) {
+        String at = p.child("scorers") + "[" + i + "]";
+        error(positions.getOrDefault(at, p.pos), at, "scorer '" + scorers.get(i).type()
+            + "' appears twice in the profile; give each type once");
+      }
+    }
+    if (errors > before || scorers.isEmpty()) {
+      return null;
+    }
+    return new RoutingProfile(scorers).resolve(KnownScorers.SET);
+  }
+
+  private RoutingProfile.@Nullable WeightedScorer weightedScorer(YNode node, String path) {
+    Obj o = obj(node, path);
+    if (o == null) {
+      return null;
+    }
+    int before = errors;
+    List<String> known = KnownScorers.SET.names();
+    String type = o.requiredStr("type", "one of " + String.join(", ", known));
+    Scorer factory = null;
+    if (o.has("type") && !type.isBlank()) {
+      factory = KnownScorers.SET.find(type).orElse(null);
+      if (factory == null) {
+        error(o.pos("type"), o.child("type"), "unknown scorer type '" + type + "'" + suggest(type, known)
+            + "; known: " + String.join(", ", known));
+      }
+    }
+    Double weight = o.number("weight", 0, 1e6);
+    if (weight != null && weight == 0) {
+      error(o.pos("weight"), o.child("weight"), "must be above 0 (leave the scorer out to not use it)");
+    }
+    Map<String, Object> parameters = new LinkedHashMap<>();
+    Obj params = o.obj("parameters");
+    if (params != null) {
+      params.ignoreAll();
+      if (factory != null) {
+        parameters(factory, params, parameters);
+      }
+    }
+    o.done();
+    if (errors > before || factory == null) {
+      return null;
+    }
+    return new RoutingProfile.WeightedScorer(type, weight == null ? 1.0 : weight, parameters);
+  }
+
+  /** Reads a scorer's parameters by its declaration: the kind says how a value is read, the core checks range. */
+  private void parameters(Scorer factory, Obj params, Map<String, Object> out) {
+    Map<String, Parameter> declared = new LinkedHashMap<>();
+    factory.declaredParameters().forEach(d -> declared.put(d.name(), d));
+    String allowed = declared.isEmpty() ? "scorer " + factory.name() + " takes no parameters"
+        : factory.name() + " takes " + String.join(", ", declared.keySet());
+    for (YNode.Entry e : params.map.entries().values()) {
+      String at = params.child(e.key());
+      positions.put(at, e.value().pos());
+      Parameter d = declared.get(e.key());
+      if (d == null) {
+        error(e.keyPos(), at, "unknown parameter '" + e.key() + "'" + suggest(e.key(), declared.keySet()) + "; "
+            + allowed);
+        continue;
+      }
+      Object value = parameterValue(d, e.value());
+      if (value == null) {
+        error(e.value().pos(), at, "expected " + d.range() + ", got " + YNode.describe(e.value()));
+        continue;
+      }
+      for (Parameters.Problem problem : Parameters.problems(List.of(d), Map.of(d.name(), value))) {
+        error(e.value().pos(), at, problem.message());
+      }
+      out.put(d.name(), value);
+    }
+  }
+
+  private static @Nullable Object parameterValue(Parameter d, YNode node) {
+    if (!(node instanceof YNode.YScalar s) || s.value() == null) {
+      return null;
+    }
+    return switch (d.kind()) {
+      case NUMBER -> s.type() == YNode.Type.INT ? (Object) toDouble(parseInt(s.value()))
+          : s.type() == YNode.Type.FLOAT ? (Object) parseFloat(s.value()) : null;
+      case INTEGER -> {
+        BigInteger v = s.type() == YNode.Type.INT ? parseInt(s.value()) : null;
+        yield v == null || v.bitLength() > 62 ? null : (Object) v.longValue();
+      }
+      case DURATION -> s.type() == YNode.Type.STRING ? Durations.parse(s.value()) : null;
+    };
   }
 
   static @Nullable String endpointId(InferencePool.StaticEndpoint e) {

@@ -101,10 +101,36 @@ final class ConfigValidator {
         case null, default -> { }
       }
     }
+    checkRoutingProfiles();
     checkCycles();
     checkTenantIdentities();
     checkPolicies();
     return ok;
+  }
+
+  // ---- routing profiles -------------------------------------------------------------------------------------------
+
+  /**
+   * The router scores a request by its model, so pools serving one model must agree on their routing profile: a
+   * profile on one would silently apply to the other's endpoints too.
+   */
+  private void checkRoutingProfiles() {
+    Map<String, Parsed> firstByModel = new HashMap<>();
+    for (Parsed d : byKindName.values()) {
+      if (!(d.resource() instanceof InferencePool p)) {
+        continue;
+      }
+      Parsed first = firstByModel.putIfAbsent(p.spec().model(), d);
+      if (first == null || !(first.resource() instanceof InferencePool q)) {
+        continue;
+      }
+      if (!Objects.equals(p.spec().routing(), q.spec().routing())) {
+        error(d, p.spec().routing() != null ? "spec.routing" : "spec.model", "pools " + q.name() + " ("
+            + where(first, "") + ") and " + p.name() + " both serve model '" + p.spec().model() + "' with different "
+            + "routing profiles; a profile applies to every endpoint serving its model: give both the same one, or "
+            + "neither");
+      }
+    }
   }
 
   // ---- references -------------------------------------------------------------------------------------------------

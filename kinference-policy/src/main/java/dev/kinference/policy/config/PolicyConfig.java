@@ -7,6 +7,7 @@ import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.ModelAlias;
 import dev.kinference.policy.model.Resource;
 import dev.kinference.policy.model.Tenant;
+import dev.kinference.routing.RoutingProfile;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -172,6 +173,20 @@ public final class PolicyConfig {
   /** Every rule in evaluation order. */
   public List<RuleRef> rules() {
     return List.copyOf(rules);
+  }
+
+  /**
+   * The routing profile of each model whose pools set one ({@code spec.routing.profile}), every parameter written
+   * out; pools serving one model share their profile (the loader checks it).
+   */
+  public Map<String, RoutingProfile> routingProfiles() {
+    Map<String, RoutingProfile> out = new TreeMap<>();
+    for (InferencePool p : pools.values()) {
+      if (p.spec().routing() != null) {
+        out.put(p.spec().model(), Objects.requireNonNull(p.spec().routing()).profile());
+      }
+    }
+    return java.util.Collections.unmodifiableMap(out);
   }
 
   /** The model names clients may request: alias public names and pools' served models. */

@@ -1,5 +1,6 @@
 package dev.kinference.policy.model;
 
+import dev.kinference.routing.RoutingProfile;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -35,9 +36,11 @@ public record InferencePool(ObjectMeta metadata, Spec spec) implements Resource 
    * @param capacity capacity hints, or null
    * @param saturation when a member counts as saturated, or null for the defaults (5 waiting, 80% KV)
    * @param price internal price of this pool's tokens (charge-back), or null for free
+   * @param routing how the router scores this pool's endpoints, or null for the default profile
    */
   public record Spec(String model, List<StaticEndpoint> endpoints, @Nullable LabelSelector selector, int blockSize,
-      @Nullable Capacity capacity, @Nullable SaturationThresholds saturation, @Nullable Price price) {
+      @Nullable Capacity capacity, @Nullable SaturationThresholds saturation, @Nullable Price price,
+      @Nullable Routing routing) {
     public Spec {
       Objects.requireNonNull(model, "model");
       endpoints = List.copyOf(endpoints);
@@ -71,6 +74,18 @@ public record InferencePool(ObjectMeta metadata, Spec spec) implements Resource 
    * @param replicas the number of endpoints expected; informational (shown by {@code kinference check --explain})
    */
   public record Capacity(@Nullable Integer maxConcurrentRequests, @Nullable Integer replicas) {}
+
+  /**
+   * How the router scores the requests for this pool's model ({@code spec.routing}).
+   *
+   * @param profile the scorers, weights and parameters ({@code spec.routing.profile.scorers}), every parameter
+   *     written out (defaults included)
+   */
+  public record Routing(RoutingProfile profile) {
+    public Routing {
+      Objects.requireNonNull(profile, "profile");
+    }
+  }
 
   /**
    * When a member counts as saturated (see {@link dev.kinference.endpoint.Saturation}).

@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Mapping: strings, {@link URI} and {@link Duration} (written {@code 30s}) are {@code string}; {@code int} and
  * {@code long} are {@code integer}; {@code double} is {@code number}; enums are {@code string} with their YAML
- * names; lists and sets are {@code array}; string-keyed maps are {@code object} with {@code additionalProperties}; records
- * are {@code object} with {@code properties}. Stateless; thread-safe.
+ * names; {@code Object} (a plugin parameter: a number or a duration) is any value ({@code
+ * x-kubernetes-preserve-unknown-fields}); lists and sets are {@code array}; string-keyed maps are {@code object} with
+ * {@code additionalProperties}; records are {@code object} with {@code properties}. Stateless; thread-safe.
  */
 public final class ResourceSchemas {
 
@@ -91,6 +92,11 @@ public final class ResourceSchemas {
       throw new IllegalArgumentException("unsupported type " + t);
     }
     Class<?> c = (Class<?>) t;
+    if (c == Object.class) {
+      // a plugin parameter: a number or a duration, checked against the plugin's declaration by the binder
+      s.put("x-kubernetes-preserve-unknown-fields", true);
+      return s;
+    }
     if (c == String.class || c == URI.class) {
       s.put("type", "string");
     } else if (c == Duration.class) {
