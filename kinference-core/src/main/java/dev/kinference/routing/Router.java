@@ -481,19 +481,6 @@ public final class Router implements AutoCloseable {
         scoring.names, s.prompt.tokenCount(), s.trace, notes == null ? List.of() : notes, account, s.now);
   }
 
-<<<<<<< HEAD
-    RoutingDecision decision = new RoutingDecision(this, request, ranked, rankedCount, 0, cached, ttft,
-        rankedTotals, rankedScores, prompt.tokenCount(), trace, notes == null ? List.of() : notes, account, now);
-    if (account) {
-      EndpointState chosen = ranked[0];
-      if (!chosen.endpoint().isExternal()) {
-        cacheIndex.onRouted(chosen, prompt.keys(chosen.blockSize(defaultBlockSize)), request.promptRetention());
-      }
-      if (chosenLocal >= 0 && ranked[0] == ctxCand[chosenLocal]) {
-        for (Scorer scorer : scorers) {
-          scorer.onRouted(ctx, chosenLocal);
-        }
-=======
   /**
    * Step 7, for a decision that counts (its endpoint's load was counted when it was made): the cache index learns
    * where the prompt went, and the scorers that keep state (session affinity) learn the choice.
@@ -501,12 +488,11 @@ public final class Router implements AutoCloseable {
   private void account(DecisionScratch s, RoutingDecision decision) {
     EndpointState chosen = decision.endpointState();
     if (!chosen.endpoint().isExternal()) {
-      cacheIndex.onRouted(chosen, s.prompt.keys(chosen.blockSize(defaultBlockSize)));
+      cacheIndex.onRouted(chosen, s.prompt.keys(chosen.blockSize(defaultBlockSize)), s.request.promptRetention());
     }
     if (s.chosenCandidate >= 0) {
       for (Scorer scorer : s.scoring.scorers) {
         scorer.onRouted(s.context, s.chosenCandidate);
->>>>>>> profile
       }
     }
   }
