@@ -58,7 +58,8 @@ public final class Routers {
       case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate 64-char prefix blocks";
       case "llm-d-precise" -> "llm-d default profile (prefix 3, queue 2, kv 2), precise prefix from KV events";
       case "dynamo-kv" -> "Dynamo KV router: active prefill + prompt - overlap blocks, + distinct active blocks";
-      case ORACLE -> "oracle: longest true cached prefix at routing time, then soonest predicted first token";
+      case ORACLE -> "oracle: the true caches and queues at routing time, soonest predicted first token"
+          + " (a cached prefix counts as the prefill it saves)";
       default -> name;
     };
   }
