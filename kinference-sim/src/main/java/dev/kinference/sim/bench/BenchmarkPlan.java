@@ -1,7 +1,9 @@
 package dev.kinference.sim.bench;
 
+import dev.kinference.sim.engine.SimEngine;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.MooncakeTrace;
 import dev.kinference.sim.workload.MultiTurnShape;
 import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.PrintStream;
@@ -142,6 +144,16 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     return s.withRepeats(repeats);
   }
 
+  /** For a trace replay, the warning of {@link FleetSizing} for the scenario's fleet; empty otherwise. */
+  String traceSizingWarning(Benchmark.Scenario s) {
+    if (trace == null) {
+      return "";
+    }
+    MooncakeTrace workload = MooncakeTrace.read(trace, s.fleet().engine().servedModelName(), Scenarios.TRACE_MAX_INPUT);
+    SimEngine engine = s.fleet().engine().toBuilder().build();
+    return FleetSizing.of(workload, engine, traceSpeedup).warningFor(s.fleet().servers());
+  }
+
   /**
    * Runs the plan: prints the table to {@code out}, writes JSON, CSV, HTML and text into {@link #outputDir}, and
    * says where.
@@ -150,9 +162,16 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     Benchmark.Scenario s = toScenario();
     int runs = s.workloads().stream().mapToInt(w -> w.loads().size()).sum() * s.routers().size() * s.repeats();
     out.printf("kinference bench: %s, %d runs (%d routers)%n", s.description(), runs, s.routers().size());
+    String sizing = traceSizingWarning(s);
+    if (!sizing.isEmpty()) {
+      out.println(sizing);
+    }
     BenchmarkResult result = Benchmark.run(s, progress ? new ConsoleProgress(out) : Benchmark.Progress.NONE,
         threads);
     out.println(Reports.table(result));
+    if (!sizing.isEmpty()) {
+      out.println(sizing);
+    }
     Reports.Written written = Reports.writeAll(result, outputDir, s.name());
     out.println("Report:  " + written.html().toAbsolutePath());
     out.println("Data:    " + written.json().toAbsolutePath() + ", " + written.csv().toAbsolutePath());

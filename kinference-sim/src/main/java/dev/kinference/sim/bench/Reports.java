@@ -64,10 +64,16 @@ public final class Reports {
             + "max_num_batched_tokens %d, max_num_seqs %d; SLO %s; seed %d%n", s.fleet().servers(),
         s.fleet().engine().describe(), e.numGpuBlocks(), e.blockSize(), e.kvCapacityTokens(), e.maxNumBatchedTokens(),
         e.maxNumSeqs(), s.slo().describe(), s.fleet().seed()));
+    boolean replay = !result.runs().isEmpty()
+        && result.runs().stream().allMatch(r -> r.load() instanceof dev.kinference.sim.workload.LoadPattern.Replay);
+    String window = replay
+        ? String.format(Locale.ROOT, "the whole trace measured (%.0f s)",
+            result.runs().get(0).measureSeconds() / result.runs().get(0).repeats())
+        : String.format(Locale.ROOT, "%d s warm-up, %d s measured", s.window().warmup().toSeconds(),
+            s.window().measure().toSeconds());
     sb.append(String.format(Locale.ROOT, "Router sees metrics every %d ms (%d ms old), KV events after %d ms; "
-            + "window: %d s warm-up, %d s measured; %d seed(s) per point%n", s.fleet().scrapeInterval().toMillis(),
-        s.fleet().metricsDelay().toMillis(), s.fleet().kvEventDelay().toMillis(), s.window().warmup().toSeconds(),
-        s.window().measure().toSeconds(), s.repeats()));
+            + "window: %s; %d seed(s) per point%n", s.fleet().scrapeInterval().toMillis(),
+        s.fleet().metricsDelay().toMillis(), s.fleet().kvEventDelay().toMillis(), window, s.repeats()));
     for (String w : result.workloads()) {
       sb.append('\n').append("== ").append(w).append(" ==\n");
       sb.append(s.describeWorkload(w)).append('\n');
@@ -76,8 +82,8 @@ public final class Reports {
       for (RunResult r : any) {
         sb.append(String.format(Locale.ROOT, "%9s", r.load().label()));
       }
-      sb.append(String.format(Locale.ROOT, " | %8s %8s %8s %8s %9s %7s %6s%n", "p50 all", "p95 all", "p99 all",
-          "ITL p50", "peak gpt", "hit", "spread"));
+      sb.append(String.format(Locale.ROOT, " | %8s %8s %8s %8s %9s %7s %6s %7s%n", "p50 all", "p95 all", "p99 all",
+          "ITL p50", "peak gpt", "hit", "spread", "done"));
       for (String router : result.routers()) {
         List<RunResult> sweep = result.sweep(w, router);
         sb.append(String.format(Locale.ROOT, "%-20s", router));
@@ -87,13 +93,17 @@ public final class Reports {
         double itl = sweep.stream().mapToDouble(r -> r.itlSeconds(50)).filter(d -> !Double.isNaN(d)).average()
             .orElse(Double.NaN);
         double spread = sweep.stream().mapToDouble(RunResult::loadSpread).max().orElse(1);
-        sb.append(String.format(Locale.ROOT, " | %8.3f %8.3f %8.3f %8.3f %9.1f %6.1f%% %6.2f%n",
+        long requests = result.pooledRequests(w, router);
+        sb.append(String.format(Locale.ROOT, " | %8.3f %8.3f %8.3f %8.3f %9.1f %6.1f%% %6.2f %6.1f%%%n",
             result.pooledTtftSeconds(w, router, 50), result.pooledTtftSeconds(w, router, 95),
             result.pooledTtftSeconds(w, router, 99), itl, result.peakGoodput(w, router),
-            100 * result.pooledHitRate(w, router), spread));
+            100 * result.pooledHitRate(w, router), spread,
+            requests == 0 ? 0 : 100.0 * result.pooledFinished(w, router) / requests));
       }
       sb.append(String.format(Locale.ROOT, "%-20s", "goodput (req/min)"));
       sb.append('\n');
+      sb.append("(TTFT counts every measured request; one without a first token by the run's end counts the time it"
+          + " waited. done = finished / measured)\n");
       for (String router : result.routers()) {
         sb.append(String.format(Locale.ROOT, "%-20s", router));
         for (RunResult r : result.sweep(w, router)) {
@@ -124,7 +134,7 @@ public final class Reports {
 
   /** One row per run. */
   public static String csv(BenchmarkResult result) {
-    StringBuilder sb = new StringBuilder("workload,router,load,x,requests,finished,met_slo,ttft_p50_s,ttft_p90_s,"
+    StringBuilder sb = new StringBuilder("workload,router,load,x,requests,started,finished,met_slo,ttft_p50_s,ttft_p90_s,"
         + "ttft_p95_s,ttft_p99_s,itl_p50_s,itl_p99_s,e2e_p50_s,e2e_p99_s,goodput_per_min,throughput_per_min,"
         + "output_tokens_per_s,prefix_hit_rate,load_spread,preemptions,requests_per_server,simulated_s,wall_s\n");
     for (RunResult r : result.runs()) {
@@ -134,8 +144,8 @@ public final class Reports {
         servers.append(i == 0 ? "" : " ").append(per[i]);
       }
       sb.append(String.format(Locale.ROOT,
-          "%s,%s,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%.1f,%.4f,%.3f,%d,%s,%.1f,%.2f%n",
-          r.workload(), r.router(), r.load().label(), r.load().x(), r.requests(), r.finished(), r.metSlo(),
+          "%s,%s,%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%.1f,%.4f,%.3f,%d,%s,%.1f,%.2f%n",
+          r.workload(), r.router(), r.load().label(), r.load().x(), r.requests(), r.started(), r.finished(), r.metSlo(),
           r.ttftSeconds(50), r.ttftSeconds(90), r.ttftSeconds(95), r.ttftSeconds(99), r.itlSeconds(50),
           r.itlSeconds(99), r.e2eSeconds(50), r.e2eSeconds(99), r.goodputPerMinute(), r.throughputPerMinute(),
           r.outputTokensPerSecond(), r.prefixHitRate(), r.loadSpread(), r.preemptions(), servers,
@@ -194,7 +204,10 @@ public final class Reports {
       ObjectNode pooled = wn.putObject("pooled");
       for (String r : result.routers()) {
         ObjectNode p = pooled.putObject(r);
+        p.put("requests", result.pooledRequests(w, r));
+        p.put("finished", result.pooledFinished(w, r));
         p.put("ttftP50", result.pooledTtftSeconds(w, r, 50));
+        p.put("ttftP90", result.pooledTtftSeconds(w, r, 90));
         p.put("ttftP95", result.pooledTtftSeconds(w, r, 95));
         p.put("ttftP99", result.pooledTtftSeconds(w, r, 99));
         p.put("peakGoodputPerMin", result.peakGoodput(w, r));
@@ -211,6 +224,7 @@ public final class Reports {
       n.put("x", r.load().x());
       n.put("repeats", r.repeats());
       n.put("requests", r.requests());
+      n.put("started", r.started());
       n.put("finished", r.finished());
       n.put("metSlo", r.metSlo());
       ObjectNode ttft = n.putObject("ttftSeconds");

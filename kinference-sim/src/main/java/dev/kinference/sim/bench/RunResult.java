@@ -13,6 +13,10 @@ import org.HdrHistogram.Histogram;
  * The measurements of one run (one router, one workload, one load point): latency distributions as HdrHistograms
  * (microseconds, three significant digits), goodput against the SLO, prefix-cache hits, and load spread.
  *
+ * <p>The TTFT distribution counts every measured request: one that got no first token before the run ended counts
+ * with the time it waited (censored at the run's end, so a lower bound), never left out; {@link #started()} and
+ * {@link #finished()} say how many got a first token and how many finished.
+ *
  * <p>Filled by the run as a {@link RunObserver}, then read; not thread-safe.
  */
 public final class RunResult implements RunObserver {
@@ -27,6 +31,7 @@ public final class RunResult implements RunObserver {
   private final Histogram itl = new Histogram(HIGHEST_MICROS, 3);
   private final Histogram e2e = new Histogram(HIGHEST_MICROS, 3);
   private long requests;
+  private long started;
   private long finished;
   private long metSlo;
   private long promptTokens;
@@ -54,9 +59,10 @@ public final class RunResult implements RunObserver {
       servedPerServer = Arrays.copyOf(servedPerServer, r.server() + 1);
     }
     servedPerServer[r.server()]++;
-    if (r.ttftNanos() >= 0) {
-      ttft.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftNanos() / 1000)));
+    if (r.started()) {
+      started++;
     }
+    ttft.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftOrWaitNanos() / 1000)));
     if (r.finished() && r.outcome() != null) {
       finished++;
       e2e.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.e2eNanos() / 1000)));
@@ -88,6 +94,7 @@ public final class RunResult implements RunObserver {
     itl.add(other.itl);
     e2e.add(other.e2e);
     requests += other.requests;
+    started += other.started;
     finished += other.finished;
     metSlo += other.metSlo;
     promptTokens += other.promptTokens;
@@ -137,7 +144,7 @@ public final class RunResult implements RunObserver {
     return slo;
   }
 
-  /** TTFT distribution, microseconds (a copy). */
+  /** TTFT distribution over every measured request, microseconds (a copy); unstarted ones count their wait. */
   public Histogram ttftMicros() {
     return ttft.copy();
   }
@@ -155,6 +162,11 @@ public final class RunResult implements RunObserver {
   /** Requests measured. */
   public long requests() {
     return requests;
+  }
+
+  /** Measured requests that got their first token within the run. */
+  public long started() {
+    return started;
   }
 
   /** Measured requests that finished within the run. */
