@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kinference.sim.engine.EngineConfig;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,18 +14,15 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Writes a {@link BenchmarkResult} as a printed table, JSON, CSV and a self-contained HTML report.
- *
- * <p>The HTML report draws its charts with Apache ECharts, whose minified script is read from the
- * {@code org.webjars.npm:echarts} jar at report time and inlined: the report is one file that opens offline, with
- * interactive charts (tooltips, toggling routers in the legend, log axes), and the build ships no JavaScript of its
- * own beyond the few lines that feed the data to the charts.
+ * Writes a {@link BenchmarkResult} as a printed table, JSON, CSV and a self-contained HTML report
+ * ({@link HtmlReport}).
  */
 public final class Reports {
 
-  static final String ECHARTS_RESOURCE = "META-INF/resources/webjars/echarts/5.3.1/dist/echarts.min.js";
-
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  private static final double[] CDF_PERCENTILES = {0, 1, 2, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70,
+      75, 80, 85, 90, 92.5, 95, 97.5, 99, 99.5, 99.9, 100};
 
   private Reports() {}
 
@@ -192,6 +188,8 @@ public final class Reports {
     window.put("warmupSeconds", s.window().warmup().toSeconds());
     window.put("measureSeconds", s.window().measure().toSeconds());
     root.put("slo", s.slo().describe());
+    List<String> names = result.routers();
+    root.put("ours", names.contains(Routers.OURS) || names.isEmpty() ? Routers.OURS : names.get(0));
     ObjectNode routers = root.putObject("routers");
     for (String r : result.routers()) {
       routers.put(r, Routers.describe(r));
@@ -247,6 +245,17 @@ public final class Reports {
       for (long c : r.requestsPerServer()) {
         per.add(c);
       }
+      if (result.sweep(r.workload(), r.router()).size() == 1) {
+        // one load point (the demo): the charts show its distribution and timeline instead of a sweep
+        ArrayNode cdf = n.putArray("ttftCdf");
+        for (double p : CDF_PERCENTILES) {
+          cdf.addArray().add(p).add(r.ttftSeconds(p));
+        }
+        ArrayNode finishedPerSecond = n.putArray("finishedPerSecond");
+        for (long c : r.finishedPerSecond()) {
+          finishedPerSecond.add(c);
+        }
+      }
       n.put("simulatedSeconds", r.stats().simulatedNanos() / 1e9);
       n.put("wallSeconds", r.stats().wallNanos() / 1e9);
     }
@@ -267,117 +276,10 @@ public final class Reports {
 
   /** A self-contained HTML page: setup, targets, and per workload the charts and the summary table. */
   public static String html(BenchmarkResult result) {
-    String data;
-    try {
-      data = new ObjectMapper().writeValueAsString(jsonTree(result));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    String table = escape(table(result));
-    return """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8">
-        <title>Kinference benchmark: %s</title>
-        <style>
-        body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
-        h1{font-size:22px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-        .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(620px,1fr));gap:16px}
-        .chart{height:380px;border:1px solid #eee;border-radius:6px}
-        pre{background:#f7f7f7;padding:12px;overflow-x:auto;font-size:12px}
-        .met{color:#1a7f37} .missed{color:#cf222e;font-weight:600}
-        table{border-collapse:collapse;font-size:13px} td,th{padding:3px 8px;border-bottom:1px solid #eee}
-        </style>
-        <script>%s</script>
-        </head><body>
-        <h1>Kinference routing benchmark: %s</h1>
-        <p id="desc"></p>
-        <h2>Targets</h2><ul id="targets"></ul>
-        <div id="workloads"></div>
-        <h2>Routers</h2><table id="routers"></table>
-        <h2>Summary</h2><pre>%s</pre>
-        <script>
-        const data = %s;
-        document.getElementById('desc').textContent = data.description + ' (' + data.fleet.servers + ' x ' +
-            data.fleet.tensorParallel + ' ' + data.fleet.gpu + ', ' + data.fleet.model + ', ' +
-            data.fleet.numGpuBlocks + ' KV blocks; SLO ' + data.slo + '; seed ' + data.seed + ')';
-        const tl = document.getElementById('targets');
-        if (data.targets.length === 0) { tl.innerHTML = '<li>no targets apply</li>'; }
-        for (const t of data.targets) {
-          const li = document.createElement('li');
-          li.className = t.met ? 'met' : 'missed';
-          li.textContent = (t.met ? 'met: ' : 'MISSED: ') + t.name + ': ' + t.measured + ' (target ' + t.target + ')';
-          tl.appendChild(li);
-        }
-        const rt = document.getElementById('routers');
-        for (const [name, d] of Object.entries(data.routers)) {
-          const tr = document.createElement('tr');
-          tr.innerHTML = '<td><b></b></td><td></td>';
-          tr.children[0].firstChild.textContent = name; tr.children[1].textContent = d;
-          rt.appendChild(tr);
-        }
-        const routers = Object.keys(data.routers);
-        const charts = [
-          {key: r => r.ttftSeconds.p50, title: 'median TTFT (s)', log: true},
-          {key: r => r.ttftSeconds.p90, title: 'p90 TTFT (s)', log: true},
-          {key: r => r.goodputPerMin, title: 'goodput (requests/min within the SLO)', log: false},
-          {key: r => r.e2eSeconds.p50, title: 'median end-to-end latency (s)', log: false},
-          {key: r => r.itlSeconds.p50, title: 'median inter-token latency (s)', log: false},
-          {key: r => 100 * r.prefixHitRate, title: 'prefix-cache hit rate (%%)', log: false},
-        ];
-        const container = document.getElementById('workloads');
-        for (const w of data.workloads) {
-          const h = document.createElement('h2'); h.textContent = 'Workload: ' + w.name; container.appendChild(h);
-          const grid = document.createElement('div'); grid.className = 'grid'; container.appendChild(grid);
-          const runs = data.runs.filter(r => r.workload === w.name);
-          const xs = [...new Set(runs.map(r => r.x))].sort((a, b) => a - b);
-          const xLabel = runs.length && runs[0].load.startsWith('c=') ? 'concurrency' : 'load';
-          for (const c of charts) {
-            const div = document.createElement('div'); div.className = 'chart'; grid.appendChild(div);
-            const series = routers.map(name => ({
-              name, type: 'line', symbolSize: 6,
-              lineStyle: {width: name.startsWith('kinference') ? 3 : 1.5},
-              data: xs.map(x => { const r = runs.find(q => q.router === name && q.x === x);
-                                  const v = r ? c.key(r) : null;
-                                  return [x, (v === null || Number.isNaN(v)) ? null : v]; })
-            }));
-            echarts.init(div).setOption({
-              title: {text: w.name + ': ' + c.title, textStyle: {fontSize: 13}},
-              tooltip: {trigger: 'axis'},
-              legend: {type: 'scroll', bottom: 0},
-              grid: {left: 60, right: 20, top: 40, bottom: 60},
-              xAxis: {type: xs.length > 2 && xs[xs.length - 1] / Math.max(xs[0], 1e-9) > 8 ? 'log' : 'value',
-                      name: xLabel, nameLocation: 'middle', nameGap: 25, logBase: 2},
-              yAxis: {type: c.log ? 'log' : 'value', scale: true},
-              series
-            });
-          }
-        }
-        </script>
-        </body></html>
-        """.formatted(escape(result.scenario().name()), echartsScript(), escape(result.scenario().name()), table,
-        data.replace("</", "<\\/"));
+    return HtmlReport.render(result);
   }
 
-  /** ECharts' minified script, from the webjar on the class path. */
-  static String echartsScript() {
-    try (InputStream in = resource(ECHARTS_RESOURCE)) {
-      if (in == null) {
-        throw new IllegalStateException("ECharts is missing from the class path (" + ECHARTS_RESOURCE
-            + "): add org.webjars.npm:echarts");
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("</script", "<\\/script");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static @org.jspecify.annotations.Nullable InputStream resource(String name) {
-    ClassLoader loader = Reports.class.getClassLoader();
-    InputStream in = loader == null ? null : loader.getResourceAsStream(name);
-    return in != null ? in : ClassLoader.getSystemResourceAsStream(name);
-  }
-
-  private static String escape(String s) {
+  static String escape(String s) {
     StringBuilder sb = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -22,6 +22,7 @@ import org.HdrHistogram.Histogram;
 public final class RunResult implements RunObserver {
 
   private static final long HIGHEST_MICROS = 24L * 3600 * 1_000_000;
+  private static final int MAX_TIMELINE_SECONDS = 24 * 3600;
 
   private final String router;
   private final String workload;
@@ -41,6 +42,8 @@ public final class RunResult implements RunObserver {
   private int repeats = 1;
   private double measureSeconds;
   private long[] servedPerServer = new long[0];
+  private long[] finishedPerSecond = new long[0];
+  private long[] metSloPerSecond = new long[0];
   private VirtualFleet.RunStats stats;
 
   public RunResult(String router, String workload, LoadPattern load, Slo slo, double measureSeconds) {
@@ -71,8 +74,20 @@ public final class RunResult implements RunObserver {
       outputTokens += r.outcome().completionTokens();
       preemptions += r.outcome().preemptions();
     }
-    if (slo.isMetBy(r)) {
+    boolean met = slo.isMetBy(r);
+    if (met) {
       metSlo++;
+    }
+    if (r.finished()) {
+      int second = (int) Math.min(MAX_TIMELINE_SECONDS, Math.max(0, r.finishNanos() / 1_000_000_000L));
+      if (finishedPerSecond.length <= second) {
+        finishedPerSecond = Arrays.copyOf(finishedPerSecond, Math.max(second + 1, 2 * finishedPerSecond.length));
+        metSloPerSecond = Arrays.copyOf(metSloPerSecond, finishedPerSecond.length);
+      }
+      finishedPerSecond[second]++;
+      if (met) {
+        metSloPerSecond[second]++;
+      }
     }
   }
 
@@ -102,6 +117,8 @@ public final class RunResult implements RunObserver {
     outputTokens += other.outputTokens;
     preemptions += other.preemptions;
     measureSeconds += other.measureSeconds;
+    finishedPerSecond = addInto(finishedPerSecond, other.finishedPerSecond);
+    metSloPerSecond = addInto(metSloPerSecond, other.metSloPerSecond);
     if (servedPerServer.length < other.servedPerServer.length) {
       servedPerServer = Arrays.copyOf(servedPerServer, other.servedPerServer.length);
     }
@@ -121,6 +138,35 @@ public final class RunResult implements RunObserver {
         stats.wallNanos() + other.stats.wallNanos(), stats.sent() + other.stats.sent(),
         stats.measured() + other.stats.measured(), sum, metrics);
     repeats += other.repeats;
+  }
+
+  private static long[] addInto(long[] into, long[] more) {
+    long[] sum = into.length >= more.length ? into : Arrays.copyOf(into, more.length);
+    for (int i = 0; i < more.length; i++) {
+      sum[i] += more[i];
+    }
+    return sum;
+  }
+
+  /**
+   * Measured requests that finished in each second of the run (index = second of virtual time, summed over merged
+   * seeds), for a chart of requests over time.
+   */
+  public long[] finishedPerSecond() {
+    return trimmed(finishedPerSecond);
+  }
+
+  /** Measured requests that finished within the SLO in each second of the run, as {@link #finishedPerSecond()}. */
+  public long[] metSloPerSecond() {
+    return Arrays.copyOf(metSloPerSecond, trimmed(finishedPerSecond).length);
+  }
+
+  private static long[] trimmed(long[] a) {
+    int n = a.length;
+    while (n > 0 && a[n - 1] == 0) {
+      n--;
+    }
+    return Arrays.copyOf(a, n);
   }
 
   /** How many seeds were merged into this result. */
