@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * Perfect, instant knowledge used greedily: reads each engine's true prefix cache and queue at the instant of routing
  * (no scrape interval, no event delay, no estimation) and sends the request to the server where its first token is
  * predicted soonest: the rest of the step in flight, then the prefill still queued there plus this request's uncached
- * tokens, in chunks of the step
+ * tokens (a prefix cached elsewhere counted twice, for the cache room a copy takes), in chunks of the step
  * budget left by the running decodes, each step timed by the engine's own roofline. A cached prefix counts through
  * the tokens it saves, so the request follows its prefix until that server's queue costs more than prefilling the
  * prefix elsewhere. Near-ties (within 1%) go to the server with the longer cached prefix, then at random.
@@ -49,12 +49,20 @@ final class OracleRouter implements FleetRouter {
     int n = view.size();
     double[] predicted = new double[n];
     int[] cached = new int[n];
+    int mostCached = 0;
     for (int i = 0; i < n; i++) {
       SimEngine engine = view.engine(i);
       engine.advanceTo(Math.max(engine.now(), nowNanos));
       cached[i] = engine.cachedPrefixTokens(request.promptTokens(), request.request().lora(),
           request.request().cacheSalt());
-      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached[i];
+      mostCached = Math.max(mostCached, cached[i]);
+    }
+    for (int i = 0; i < n; i++) {
+      SimEngine engine = view.engine(i);
+      // a prefix copied from another server's cache is charged twice: this request prefills it, and the copy takes
+      // cache room that the fleet already spends on it elsewhere (without this, overload spread every prefix)
+      long copied = (long) mostCached - cached[i];
+      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached[i] + copied;
       // the step in flight finishes before this request's first chunk can run
       double inFlight = engine.isBusy() ? Math.max(0, engine.nextEventNanos() - engine.now()) / 1e9 : 0;
       predicted[i] = inFlight + prefillSeconds(engine, work, engine.runningCount());
