@@ -62,7 +62,8 @@ public final class BenchCommand implements Callable<Integer> {
   List<String> routers = new ArrayList<>();
 
   @Option(names = "--workloads", split = ",", paramLabel = "NAME",
-      description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix).")
+      description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix); "
+          + "reasoning adds short prompts with 8,000-token answers on average (lognormal).")
   List<String> workloads = new ArrayList<>();
 
   @Option(names = "--tenant-mix", description = "Add the tenant-mix workload (three tenants at once).")

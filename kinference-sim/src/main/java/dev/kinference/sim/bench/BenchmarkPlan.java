@@ -5,6 +5,7 @@ import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.MooncakeTrace;
 import dev.kinference.sim.workload.MultiTurnShape;
+import dev.kinference.sim.workload.ReasoningWorkload;
 import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -83,6 +84,12 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     }
   }
 
+  /** The reasoning workload's name, which {@code workloads} may name to add it to any scenario. */
+  public static final String REASONING = "reasoning";
+
+  private static final int REASONING_PROMPT = 200;
+  private static final int REASONING_MEAN_OUTPUT = 8_000;
+
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
     Objects.requireNonNull(routerView, "routerView");
@@ -117,6 +124,17 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
       more.add(Scenarios.tenantMix(model, s.workloads().get(0).loads(),
           sharedPrefix != null ? sharedPrefix : Scenarios.KINFERENCE_SHARED_PREFIX,
           multiTurn != null ? multiTurn : Scenarios.KINFERENCE_MULTI_TURN));
+      s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
+          s.repeats());
+    }
+    if (workloads.contains(REASONING) && s.workloads().stream().noneMatch(w -> w.name().equals(REASONING))) {
+      // not part of any scenario's default sweep: run when asked for by name, at the scenario's first sweep
+      List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
+      int longest = s.fleet().engine().toBuilder().build().config().maxModelLen();
+      int cap = Math.max(REASONING_MEAN_OUTPUT, Math.min(4 * REASONING_MEAN_OUTPUT, longest - 2 * REASONING_PROMPT));
+      more.add(new Benchmark.WorkloadSpec(REASONING,
+          seed -> new ReasoningWorkload(model, REASONING_PROMPT, REASONING_MEAN_OUTPUT, cap, seed),
+          s.workloads().get(0).loads()));
       s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
           s.repeats());
     }

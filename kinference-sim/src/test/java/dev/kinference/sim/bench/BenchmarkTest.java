@@ -241,4 +241,26 @@ class BenchmarkTest {
     }
     return trace;
   }
+
+  @Test
+  void theReasoningWorkloadIsAddedWhenNamedWithShortPromptsAndLongAnswers(@TempDir Path dir) {
+    BenchmarkPlan plan = new BenchmarkPlan("kinference-paper", null, 1, 3, List.of(Routers.OURS), List.of("reasoning"),
+        List.of(8), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
+    Benchmark.Scenario s = plan.toScenario();
+    assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.name()).isEqualTo("reasoning"));
+    dev.kinference.sim.workload.Workload reasoning = s.workloads().get(0).factory().apply(1);
+    java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+    long prompts = 0;
+    long outputs = 0;
+    int n = 4000;
+    for (int i = 0; i < n; i++) {
+      var request = java.util.Objects.requireNonNull(reasoning.newSession(random, i).nextRequest());
+      prompts += request.promptTokens().length;
+      outputs += request.maxTokens();
+      assertThat(request.maxTokens()).isBetween(1, 32_000);
+    }
+    assertThat(prompts / n).isBetween(150L, 260L);
+    assertThat(outputs / n).as("mean output, the lognormal's tail cut at 32,000").isBetween(7_400L, 8_600L);
+    assertThat(reasoning.describe()).contains("8000 tokens on average");
+  }
 }
