@@ -52,7 +52,11 @@ public final class BenchCommand implements Callable<Integer> {
   double speedup = 1;
 
   @Option(names = "--servers", paramLabel = "N",
-      description = "Servers in the fleet, up to 4,096 (default: the scenario's; 3 for a trace replay).")
+      description = "Servers in the fleet, up to 4,096 (default: the scenario's; 3 for a trace replay). Size the "
+          + "fleet to a trace: one server (an L40S) prefills about 5,600 tokens/s, so a trace needs at least its new "
+          + "(uncached) prompt tokens per second over that, plus its decoding; the bench estimates this before "
+          + "replaying, and warns (with a --servers to use) when the fleet is too small, since every router then "
+          + "saturates.")
   int servers;
 
   @Option(names = "--gpu", paramLabel = "NAME",
@@ -81,7 +85,8 @@ public final class BenchCommand implements Callable<Integer> {
   @Nullable Integer routerReplicas;
 
   @Option(names = "--workloads", split = ",", paramLabel = "NAME",
-      description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix).")
+      description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix); "
+          + "reasoning adds short prompts with 8,000-token answers on average (lognormal).")
   List<String> workloads = new ArrayList<>();
 
   @Option(names = "--tenant-mix", description = "Add the tenant-mix workload (three tenants at once).")

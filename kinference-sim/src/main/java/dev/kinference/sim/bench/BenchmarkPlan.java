@@ -3,9 +3,12 @@ package dev.kinference.sim.bench;
 import dev.kinference.sim.engine.GpuSpec;
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.fleet.EngineSpec;
+import dev.kinference.sim.engine.SimEngine;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
+import dev.kinference.sim.workload.MooncakeTrace;
 import dev.kinference.sim.workload.MultiTurnShape;
+import dev.kinference.sim.workload.ReasoningWorkload;
 import dev.kinference.sim.workload.SharedPrefixShape;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -136,6 +139,11 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
           s.repeats());
     }
   }
+  /** The reasoning workload's name, which {@code workloads} may name to add it to any scenario. */
+  public static final String REASONING = "reasoning";
+
+  private static final int REASONING_PROMPT = 200;
+  private static final int REASONING_MEAN_OUTPUT = 8_000;
 
   public BenchmarkPlan {
     Objects.requireNonNull(scenario, "scenario");
@@ -176,6 +184,17 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
       s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
           s.repeats());
     }
+    if (workloads.contains(REASONING) && s.workloads().stream().noneMatch(w -> w.name().equals(REASONING))) {
+      // not part of any scenario's default sweep: run when asked for by name, at the scenario's first sweep
+      List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
+      int longest = s.fleet().engine().toBuilder().build().config().maxModelLen();
+      int cap = Math.max(REASONING_MEAN_OUTPUT, Math.min(4 * REASONING_MEAN_OUTPUT, longest - 2 * REASONING_PROMPT));
+      more.add(new Benchmark.WorkloadSpec(REASONING,
+          seed -> new ReasoningWorkload(model, REASONING_PROMPT, REASONING_MEAN_OUTPUT, cap, seed),
+          s.workloads().get(0).loads()));
+      s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
+          s.repeats());
+    }
     if (!workloads.isEmpty()) {
       s = s.withWorkloads(workloads);
     }
@@ -200,6 +219,16 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     return s.withRepeats(repeats);
   }
 
+  /** For a trace replay, the warning of {@link FleetSizing} for the scenario's fleet; empty otherwise. */
+  String traceSizingWarning(Benchmark.Scenario s) {
+    if (trace == null) {
+      return "";
+    }
+    MooncakeTrace workload = MooncakeTrace.read(trace, s.fleet().engine().servedModelName(), Scenarios.TRACE_MAX_INPUT);
+    SimEngine engine = s.fleet().engine().toBuilder().build();
+    return FleetSizing.of(workload, engine, traceSpeedup).warningFor(s.fleet().servers());
+  }
+
   /**
    * Runs the plan: prints the table to {@code out}, writes JSON, CSV, HTML and text into {@link #outputDir}, and
    * says where.
@@ -208,12 +237,19 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     Benchmark.Scenario s = toScenario();
     int runs = s.workloads().stream().mapToInt(w -> w.loads().size()).sum() * s.routers().size() * s.repeats();
     out.printf("kinference bench: %s, %d runs (%d routers)%n", s.description(), runs, s.routers().size());
+    String sizing = traceSizingWarning(s);
+    if (!sizing.isEmpty()) {
+      out.println(sizing);
+    }
     BenchmarkResult result = Benchmark.run(s, progress ? new ConsoleProgress(out) : Benchmark.Progress.NONE,
         threads);
     out.println(Reports.table(result));
     String replicas = ReplicaReport.table(result);
     if (!replicas.isEmpty()) {
       out.println(replicas);
+    }
+    if (!sizing.isEmpty()) {
+      out.println(sizing);
     }
     Reports.Written written = Reports.writeAll(result, outputDir, s.name());
     out.println("Report:  " + written.html().toAbsolutePath());

@@ -50,7 +50,20 @@ public record BenchmarkResult(Benchmark.Scenario scenario, EngineConfig engine, 
     return sweep(workload, router).stream().filter(r -> r.load().x() == x).findFirst();
   }
 
-  /** TTFT over every measured request of the sweep, microseconds. */
+  /** Measured requests over the sweep. */
+  public long pooledRequests(String workload, String router) {
+    return sweep(workload, router).stream().mapToLong(RunResult::requests).sum();
+  }
+
+  /** Measured requests of the sweep that finished within their runs. */
+  public long pooledFinished(String workload, String router) {
+    return sweep(workload, router).stream().mapToLong(RunResult::finished).sum();
+  }
+
+  /**
+   * TTFT over every measured request of the sweep, microseconds; a request that got no first token counts with the
+   * time it waited until its run ended.
+   */
   public Histogram pooledTtft(String workload, String router) {
     Histogram h = new Histogram(24L * 3600 * 1_000_000, 3);
     sweep(workload, router).forEach(r -> h.add(r.ttftMicros()));

@@ -10,12 +10,17 @@ import java.util.SplittableRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The upper bound on cache knowledge: reads each engine's true prefix cache and queue at the instant of routing (no
- * scrape interval, no event delay, no estimation) and sends the request to the server holding the longest cached
- * prefix of it; among servers holding as much, to the one where its first token is predicted soonest (the prefill
- * still queued there plus this request's uncached tokens, in chunks of the step budget left by the running decodes,
- * each step timed by the engine's own roofline). Near-ties (within 1%) at random. Its prefix hit rate is what a
- * router could reach with perfect, instant cache knowledge and greedy placement.
+ * Perfect, instant knowledge used greedily: reads each engine's true prefix cache and queue at the instant of routing
+ * (no scrape interval, no event delay, no estimation) and sends the request to the server where its first token is
+ * predicted soonest: the rest of the step in flight, then the prefill still queued there plus this request's uncached
+ * tokens (a prefix cached elsewhere counted twice, for the cache room a copy takes), in chunks of the step
+ * budget left by the running decodes, each step timed by the engine's own roofline. A cached prefix counts through
+ * the tokens it saves, so the request follows its prefix until that server's queue costs more than prefilling the
+ * prefix elsewhere. Near-ties (within 1%) go to the server with the longer cached prefix, then at random.
+ *
+ * <p>Until 2026-12-01 it sent every request to a server with the longest cached prefix and used the prediction only
+ * among those: when every request shares a first block (a trace's common system prompt), that herded the whole
+ * load onto the few servers that held it first (six of 16 servers got nothing) and made it the worst router there.
  */
 final class OracleRouter implements FleetRouter {
 
@@ -51,19 +56,31 @@ final class OracleRouter implements FleetRouter {
       cached[i] = engine.cachedPrefixTokens(request.promptTokens(), request.request().lora(),
           request.request().cacheSalt());
       mostCached = Math.max(mostCached, cached[i]);
-      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached[i];
-      predicted[i] = prefillSeconds(engine, work, engine.runningCount());
+    }
+    for (int i = 0; i < n; i++) {
+      SimEngine engine = view.engine(i);
+      // a prefix copied from another server's cache is charged twice: this request prefills it, and the copy takes
+      // cache room that the fleet already spends on it elsewhere (without this, overload spread every prefix)
+      long copied = (long) mostCached - cached[i];
+      long work = engine.pendingPrefillTokens() + request.promptTokens().length - cached[i] + copied;
+      // the step in flight finishes before this request's first chunk can run
+      double inFlight = engine.isBusy() ? Math.max(0, engine.nextEventNanos() - engine.now()) / 1e9 : 0;
+      predicted[i] = inFlight + prefillSeconds(engine, work, engine.runningCount());
     }
     double best = Double.POSITIVE_INFINITY;
     for (int i = 0; i < n; i++) {
-      if (cached[i] == mostCached) {
-        best = Math.min(best, predicted[i]);
+      best = Math.min(best, predicted[i]);
+    }
+    int longestAmongBest = -1;
+    for (int i = 0; i < n; i++) {
+      if (predicted[i] <= best * 1.01 + 1e-9) {
+        longestAmongBest = Math.max(longestAmongBest, cached[i]);
       }
     }
     int chosen = 0;
     int ties = 0;
     for (int i = 0; i < n; i++) {
-      if (cached[i] == mostCached && predicted[i] <= best * 1.01 + 1e-9 && random.nextInt(++ties) == 0) {
+      if (predicted[i] <= best * 1.01 + 1e-9 && cached[i] == longestAmongBest && random.nextInt(++ties) == 0) {
         chosen = i;
       }
     }

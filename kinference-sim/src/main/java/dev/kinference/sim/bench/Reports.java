@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kinference.sim.engine.EngineConfig;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,18 +14,15 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Writes a {@link BenchmarkResult} as a printed table, JSON, CSV and a self-contained HTML report.
- *
- * <p>The HTML report draws its charts with Apache ECharts, whose minified script is read from the
- * {@code org.webjars.npm:echarts} jar at report time and inlined: the report is one file that opens offline, with
- * interactive charts (tooltips, toggling routers in the legend, log axes), and the build ships no JavaScript of its
- * own beyond the few lines that feed the data to the charts.
+ * Writes a {@link BenchmarkResult} as a printed table, JSON, CSV and a self-contained HTML report
+ * ({@link HtmlReport}).
  */
 public final class Reports {
 
-  static final String ECHARTS_RESOURCE = "META-INF/resources/webjars/echarts/5.3.1/dist/echarts.min.js";
-
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  private static final double[] CDF_PERCENTILES = {0, 1, 2, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70,
+      75, 80, 85, 90, 92.5, 95, 97.5, 99, 99.5, 99.9, 100};
 
   private Reports() {}
 
@@ -64,10 +60,16 @@ public final class Reports {
             + "max_num_batched_tokens %d, max_num_seqs %d; SLO %s; seed %d%n", s.fleet().servers(),
         s.fleet().engine().describe(), e.numGpuBlocks(), e.blockSize(), e.kvCapacityTokens(), e.maxNumBatchedTokens(),
         e.maxNumSeqs(), s.slo().describe(), s.fleet().seed()));
+    boolean replay = !result.runs().isEmpty()
+        && result.runs().stream().allMatch(r -> r.load() instanceof dev.kinference.sim.workload.LoadPattern.Replay);
+    String window = replay
+        ? String.format(Locale.ROOT, "the whole trace measured (%.0f s)",
+            result.runs().get(0).measureSeconds() / result.runs().get(0).repeats())
+        : String.format(Locale.ROOT, "%d s warm-up, %d s measured", s.window().warmup().toSeconds(),
+            s.window().measure().toSeconds());
     sb.append(String.format(Locale.ROOT, "Router sees metrics every %d ms (%d ms old), KV events after %d ms; "
-            + "window: %d s warm-up, %d s measured; %d seed(s) per point%n", s.fleet().scrapeInterval().toMillis(),
-        s.fleet().metricsDelay().toMillis(), s.fleet().kvEventDelay().toMillis(), s.window().warmup().toSeconds(),
-        s.window().measure().toSeconds(), s.repeats()));
+            + "window: %s; %d seed(s) per point%n", s.fleet().scrapeInterval().toMillis(),
+        s.fleet().metricsDelay().toMillis(), s.fleet().kvEventDelay().toMillis(), window, s.repeats()));
     for (String w : result.workloads()) {
       sb.append('\n').append("== ").append(w).append(" ==\n");
       sb.append(s.describeWorkload(w)).append('\n');
@@ -76,8 +78,8 @@ public final class Reports {
       for (RunResult r : any) {
         sb.append(String.format(Locale.ROOT, "%9s", r.load().label()));
       }
-      sb.append(String.format(Locale.ROOT, " | %8s %8s %8s %8s %9s %7s %6s%n", "p50 all", "p95 all", "p99 all",
-          "ITL p50", "peak gpt", "hit", "spread"));
+      sb.append(String.format(Locale.ROOT, " | %8s %8s %8s %8s %9s %7s %6s %7s%n", "p50 all", "p95 all", "p99 all",
+          "ITL p50", "peak gpt", "hit", "spread", "done"));
       for (String router : result.routers()) {
         List<RunResult> sweep = result.sweep(w, router);
         sb.append(String.format(Locale.ROOT, "%-20s", router));
@@ -87,13 +89,17 @@ public final class Reports {
         double itl = sweep.stream().mapToDouble(r -> r.itlSeconds(50)).filter(d -> !Double.isNaN(d)).average()
             .orElse(Double.NaN);
         double spread = sweep.stream().mapToDouble(RunResult::loadSpread).max().orElse(1);
-        sb.append(String.format(Locale.ROOT, " | %8.3f %8.3f %8.3f %8.3f %9.1f %6.1f%% %6.2f%n",
+        long requests = result.pooledRequests(w, router);
+        sb.append(String.format(Locale.ROOT, " | %8.3f %8.3f %8.3f %8.3f %9.1f %6.1f%% %6.2f %6.1f%%%n",
             result.pooledTtftSeconds(w, router, 50), result.pooledTtftSeconds(w, router, 95),
             result.pooledTtftSeconds(w, router, 99), itl, result.peakGoodput(w, router),
-            100 * result.pooledHitRate(w, router), spread));
+            100 * result.pooledHitRate(w, router), spread,
+            requests == 0 ? 0 : 100.0 * result.pooledFinished(w, router) / requests));
       }
       sb.append(String.format(Locale.ROOT, "%-20s", "goodput (req/min)"));
       sb.append('\n');
+      sb.append("(TTFT counts every measured request; one without a first token by the run's end counts the time it"
+          + " waited. done = finished / measured)\n");
       for (String router : result.routers()) {
         sb.append(String.format(Locale.ROOT, "%-20s", router));
         for (RunResult r : result.sweep(w, router)) {
@@ -124,7 +130,7 @@ public final class Reports {
 
   /** One row per run. */
   public static String csv(BenchmarkResult result) {
-    StringBuilder sb = new StringBuilder("workload,router,load,x,requests,finished,met_slo,ttft_p50_s,ttft_p90_s,"
+    StringBuilder sb = new StringBuilder("workload,router,load,x,requests,started,finished,met_slo,ttft_p50_s,ttft_p90_s,"
         + "ttft_p95_s,ttft_p99_s,itl_p50_s,itl_p99_s,e2e_p50_s,e2e_p99_s,goodput_per_min,throughput_per_min,"
         + "output_tokens_per_s,prefix_hit_rate,load_spread,preemptions,requests_per_server,simulated_s,wall_s\n");
     for (RunResult r : result.runs()) {
@@ -134,8 +140,8 @@ public final class Reports {
         servers.append(i == 0 ? "" : " ").append(per[i]);
       }
       sb.append(String.format(Locale.ROOT,
-          "%s,%s,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%.1f,%.4f,%.3f,%d,%s,%.1f,%.2f%n",
-          r.workload(), r.router(), r.load().label(), r.load().x(), r.requests(), r.finished(), r.metSlo(),
+          "%s,%s,%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f,%.2f,%.1f,%.4f,%.3f,%d,%s,%.1f,%.2f%n",
+          r.workload(), r.router(), r.load().label(), r.load().x(), r.requests(), r.started(), r.finished(), r.metSlo(),
           r.ttftSeconds(50), r.ttftSeconds(90), r.ttftSeconds(95), r.ttftSeconds(99), r.itlSeconds(50),
           r.itlSeconds(99), r.e2eSeconds(50), r.e2eSeconds(99), r.goodputPerMinute(), r.throughputPerMinute(),
           r.outputTokensPerSecond(), r.prefixHitRate(), r.loadSpread(), r.preemptions(), servers,
@@ -182,6 +188,8 @@ public final class Reports {
     window.put("warmupSeconds", s.window().warmup().toSeconds());
     window.put("measureSeconds", s.window().measure().toSeconds());
     root.put("slo", s.slo().describe());
+    List<String> names = result.routers();
+    root.put("ours", names.contains(Routers.OURS) || names.isEmpty() ? Routers.OURS : names.get(0));
     ObjectNode routers = root.putObject("routers");
     for (String r : result.routers()) {
       routers.put(r, Routers.describe(r));
@@ -194,7 +202,10 @@ public final class Reports {
       ObjectNode pooled = wn.putObject("pooled");
       for (String r : result.routers()) {
         ObjectNode p = pooled.putObject(r);
+        p.put("requests", result.pooledRequests(w, r));
+        p.put("finished", result.pooledFinished(w, r));
         p.put("ttftP50", result.pooledTtftSeconds(w, r, 50));
+        p.put("ttftP90", result.pooledTtftSeconds(w, r, 90));
         p.put("ttftP95", result.pooledTtftSeconds(w, r, 95));
         p.put("ttftP99", result.pooledTtftSeconds(w, r, 99));
         p.put("peakGoodputPerMin", result.peakGoodput(w, r));
@@ -211,6 +222,7 @@ public final class Reports {
       n.put("x", r.load().x());
       n.put("repeats", r.repeats());
       n.put("requests", r.requests());
+      n.put("started", r.started());
       n.put("finished", r.finished());
       n.put("metSlo", r.metSlo());
       ObjectNode ttft = n.putObject("ttftSeconds");
@@ -233,6 +245,17 @@ public final class Reports {
       for (long c : r.requestsPerServer()) {
         per.add(c);
       }
+      if (result.sweep(r.workload(), r.router()).size() == 1) {
+        // one load point (the demo): the charts show its distribution and timeline instead of a sweep
+        ArrayNode cdf = n.putArray("ttftCdf");
+        for (double p : CDF_PERCENTILES) {
+          cdf.addArray().add(p).add(r.ttftSeconds(p));
+        }
+        ArrayNode finishedPerSecond = n.putArray("finishedPerSecond");
+        for (long c : r.finishedPerSecond()) {
+          finishedPerSecond.add(c);
+        }
+      }
       n.put("simulatedSeconds", r.stats().simulatedNanos() / 1e9);
       n.put("wallSeconds", r.stats().wallNanos() / 1e9);
     }
@@ -253,117 +276,10 @@ public final class Reports {
 
   /** A self-contained HTML page: setup, targets, and per workload the charts and the summary table. */
   public static String html(BenchmarkResult result) {
-    String data;
-    try {
-      data = new ObjectMapper().writeValueAsString(jsonTree(result));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    String table = escape(table(result));
-    return """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8">
-        <title>Kinference benchmark: %s</title>
-        <style>
-        body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
-        h1{font-size:22px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-        .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(620px,1fr));gap:16px}
-        .chart{height:380px;border:1px solid #eee;border-radius:6px}
-        pre{background:#f7f7f7;padding:12px;overflow-x:auto;font-size:12px}
-        .met{color:#1a7f37} .missed{color:#cf222e;font-weight:600}
-        table{border-collapse:collapse;font-size:13px} td,th{padding:3px 8px;border-bottom:1px solid #eee}
-        </style>
-        <script>%s</script>
-        </head><body>
-        <h1>Kinference routing benchmark: %s</h1>
-        <p id="desc"></p>
-        <h2>Targets</h2><ul id="targets"></ul>
-        <div id="workloads"></div>
-        <h2>Routers</h2><table id="routers"></table>
-        <h2>Summary</h2><pre>%s</pre>
-        <script>
-        const data = %s;
-        document.getElementById('desc').textContent = data.description + ' (' + data.fleet.servers + ' x ' +
-            data.fleet.tensorParallel + ' ' + data.fleet.gpu + ', ' + data.fleet.model + ', ' +
-            data.fleet.numGpuBlocks + ' KV blocks; SLO ' + data.slo + '; seed ' + data.seed + ')';
-        const tl = document.getElementById('targets');
-        if (data.targets.length === 0) { tl.innerHTML = '<li>no targets apply</li>'; }
-        for (const t of data.targets) {
-          const li = document.createElement('li');
-          li.className = t.met ? 'met' : 'missed';
-          li.textContent = (t.met ? 'met: ' : 'MISSED: ') + t.name + ': ' + t.measured + ' (target ' + t.target + ')';
-          tl.appendChild(li);
-        }
-        const rt = document.getElementById('routers');
-        for (const [name, d] of Object.entries(data.routers)) {
-          const tr = document.createElement('tr');
-          tr.innerHTML = '<td><b></b></td><td></td>';
-          tr.children[0].firstChild.textContent = name; tr.children[1].textContent = d;
-          rt.appendChild(tr);
-        }
-        const routers = Object.keys(data.routers);
-        const charts = [
-          {key: r => r.ttftSeconds.p50, title: 'median TTFT (s)', log: true},
-          {key: r => r.ttftSeconds.p90, title: 'p90 TTFT (s)', log: true},
-          {key: r => r.goodputPerMin, title: 'goodput (requests/min within the SLO)', log: false},
-          {key: r => r.e2eSeconds.p50, title: 'median end-to-end latency (s)', log: false},
-          {key: r => r.itlSeconds.p50, title: 'median inter-token latency (s)', log: false},
-          {key: r => 100 * r.prefixHitRate, title: 'prefix-cache hit rate (%%)', log: false},
-        ];
-        const container = document.getElementById('workloads');
-        for (const w of data.workloads) {
-          const h = document.createElement('h2'); h.textContent = 'Workload: ' + w.name; container.appendChild(h);
-          const grid = document.createElement('div'); grid.className = 'grid'; container.appendChild(grid);
-          const runs = data.runs.filter(r => r.workload === w.name);
-          const xs = [...new Set(runs.map(r => r.x))].sort((a, b) => a - b);
-          const xLabel = runs.length && runs[0].load.startsWith('c=') ? 'concurrency' : 'load';
-          for (const c of charts) {
-            const div = document.createElement('div'); div.className = 'chart'; grid.appendChild(div);
-            const series = routers.map(name => ({
-              name, type: 'line', symbolSize: 6,
-              lineStyle: {width: name.startsWith('kinference') ? 3 : 1.5},
-              data: xs.map(x => { const r = runs.find(q => q.router === name && q.x === x);
-                                  const v = r ? c.key(r) : null;
-                                  return [x, (v === null || Number.isNaN(v)) ? null : v]; })
-            }));
-            echarts.init(div).setOption({
-              title: {text: w.name + ': ' + c.title, textStyle: {fontSize: 13}},
-              tooltip: {trigger: 'axis'},
-              legend: {type: 'scroll', bottom: 0},
-              grid: {left: 60, right: 20, top: 40, bottom: 60},
-              xAxis: {type: xs.length > 2 && xs[xs.length - 1] / Math.max(xs[0], 1e-9) > 8 ? 'log' : 'value',
-                      name: xLabel, nameLocation: 'middle', nameGap: 25, logBase: 2},
-              yAxis: {type: c.log ? 'log' : 'value', scale: true},
-              series
-            });
-          }
-        }
-        </script>
-        </body></html>
-        """.formatted(escape(result.scenario().name()), echartsScript(), escape(result.scenario().name()), table,
-        data.replace("</", "<\\/"));
+    return HtmlReport.render(result);
   }
 
-  /** ECharts' minified script, from the webjar on the class path. */
-  static String echartsScript() {
-    try (InputStream in = resource(ECHARTS_RESOURCE)) {
-      if (in == null) {
-        throw new IllegalStateException("ECharts is missing from the class path (" + ECHARTS_RESOURCE
-            + "): add org.webjars.npm:echarts");
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("</script", "<\\/script");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static @org.jspecify.annotations.Nullable InputStream resource(String name) {
-    ClassLoader loader = Reports.class.getClassLoader();
-    InputStream in = loader == null ? null : loader.getResourceAsStream(name);
-    return in != null ? in : ClassLoader.getSystemResourceAsStream(name);
-  }
-
-  private static String escape(String s) {
+  static String escape(String s) {
     StringBuilder sb = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

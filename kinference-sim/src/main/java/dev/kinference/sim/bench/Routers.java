@@ -110,7 +110,8 @@ public final class Routers {
       case LLMD_STICKY -> "llm-d's current default (optimized-baseline guide): servers with prefix >= 0.8 unless "
           + "18 s slower, then fewest uncached prompt tokens in flight";
       case "dynamo-kv" -> "Dynamo KV router: active prefill + prompt - overlap blocks, + distinct active blocks";
-      case ORACLE -> "oracle: longest true cached prefix at routing time, then soonest predicted first token";
+      case ORACLE -> "oracle: the true caches and queues at routing time, soonest predicted first token"
+          + " (a cached prefix counts as the prefill it saves)";
       default -> name;
     };
   }

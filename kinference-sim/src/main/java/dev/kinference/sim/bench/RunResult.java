@@ -13,11 +13,16 @@ import org.HdrHistogram.Histogram;
  * The measurements of one run (one router, one workload, one load point): latency distributions as HdrHistograms
  * (microseconds, three significant digits), goodput against the SLO, prefix-cache hits, and load spread.
  *
+ * <p>The TTFT distribution counts every measured request: one that got no first token before the run ended counts
+ * with the time it waited (censored at the run's end, so a lower bound), never left out; {@link #started()} and
+ * {@link #finished()} say how many got a first token and how many finished.
+ *
  * <p>Filled by the run as a {@link RunObserver}, then read; not thread-safe.
  */
 public final class RunResult implements RunObserver {
 
   private static final long HIGHEST_MICROS = 24L * 3600 * 1_000_000;
+  private static final int MAX_TIMELINE_SECONDS = 24 * 3600;
 
   private final String router;
   private final String workload;
@@ -27,6 +32,7 @@ public final class RunResult implements RunObserver {
   private final Histogram itl = new Histogram(HIGHEST_MICROS, 3);
   private final Histogram e2e = new Histogram(HIGHEST_MICROS, 3);
   private long requests;
+  private long started;
   private long finished;
   private long metSlo;
   private long promptTokens;
@@ -36,6 +42,8 @@ public final class RunResult implements RunObserver {
   private int repeats = 1;
   private double measureSeconds;
   private long[] servedPerServer = new long[0];
+  private long[] finishedPerSecond = new long[0];
+  private long[] metSloPerSecond = new long[0];
   private VirtualFleet.RunStats stats;
 
   public RunResult(String router, String workload, LoadPattern load, Slo slo, double measureSeconds) {
@@ -54,9 +62,10 @@ public final class RunResult implements RunObserver {
       servedPerServer = Arrays.copyOf(servedPerServer, r.server() + 1);
     }
     servedPerServer[r.server()]++;
-    if (r.ttftNanos() >= 0) {
-      ttft.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftNanos() / 1000)));
+    if (r.started()) {
+      started++;
     }
+    ttft.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftOrWaitNanos() / 1000)));
     if (r.finished() && r.outcome() != null) {
       finished++;
       e2e.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.e2eNanos() / 1000)));
@@ -65,8 +74,20 @@ public final class RunResult implements RunObserver {
       outputTokens += r.outcome().completionTokens();
       preemptions += r.outcome().preemptions();
     }
-    if (slo.isMetBy(r)) {
+    boolean met = slo.isMetBy(r);
+    if (met) {
       metSlo++;
+    }
+    if (r.finished()) {
+      int second = (int) Math.min(MAX_TIMELINE_SECONDS, Math.max(0, r.finishNanos() / 1_000_000_000L));
+      if (finishedPerSecond.length <= second) {
+        finishedPerSecond = Arrays.copyOf(finishedPerSecond, Math.max(second + 1, 2 * finishedPerSecond.length));
+        metSloPerSecond = Arrays.copyOf(metSloPerSecond, finishedPerSecond.length);
+      }
+      finishedPerSecond[second]++;
+      if (met) {
+        metSloPerSecond[second]++;
+      }
     }
   }
 
@@ -88,6 +109,7 @@ public final class RunResult implements RunObserver {
     itl.add(other.itl);
     e2e.add(other.e2e);
     requests += other.requests;
+    started += other.started;
     finished += other.finished;
     metSlo += other.metSlo;
     promptTokens += other.promptTokens;
@@ -95,6 +117,8 @@ public final class RunResult implements RunObserver {
     outputTokens += other.outputTokens;
     preemptions += other.preemptions;
     measureSeconds += other.measureSeconds;
+    finishedPerSecond = addInto(finishedPerSecond, other.finishedPerSecond);
+    metSloPerSecond = addInto(metSloPerSecond, other.metSloPerSecond);
     if (servedPerServer.length < other.servedPerServer.length) {
       servedPerServer = Arrays.copyOf(servedPerServer, other.servedPerServer.length);
     }
@@ -114,6 +138,35 @@ public final class RunResult implements RunObserver {
         stats.wallNanos() + other.stats.wallNanos(), stats.sent() + other.stats.sent(),
         stats.measured() + other.stats.measured(), sum, metrics);
     repeats += other.repeats;
+  }
+
+  private static long[] addInto(long[] into, long[] more) {
+    long[] sum = into.length >= more.length ? into : Arrays.copyOf(into, more.length);
+    for (int i = 0; i < more.length; i++) {
+      sum[i] += more[i];
+    }
+    return sum;
+  }
+
+  /**
+   * Measured requests that finished in each second of the run (index = second of virtual time, summed over merged
+   * seeds), for a chart of requests over time.
+   */
+  public long[] finishedPerSecond() {
+    return trimmed(finishedPerSecond);
+  }
+
+  /** Measured requests that finished within the SLO in each second of the run, as {@link #finishedPerSecond()}. */
+  public long[] metSloPerSecond() {
+    return Arrays.copyOf(metSloPerSecond, trimmed(finishedPerSecond).length);
+  }
+
+  private static long[] trimmed(long[] a) {
+    int n = a.length;
+    while (n > 0 && a[n - 1] == 0) {
+      n--;
+    }
+    return Arrays.copyOf(a, n);
   }
 
   /** How many seeds were merged into this result. */
@@ -137,7 +190,7 @@ public final class RunResult implements RunObserver {
     return slo;
   }
 
-  /** TTFT distribution, microseconds (a copy). */
+  /** TTFT distribution over every measured request, microseconds (a copy); unstarted ones count their wait. */
   public Histogram ttftMicros() {
     return ttft.copy();
   }
@@ -155,6 +208,11 @@ public final class RunResult implements RunObserver {
   /** Requests measured. */
   public long requests() {
     return requests;
+  }
+
+  /** Measured requests that got their first token within the run. */
+  public long started() {
+    return started;
   }
 
   /** Measured requests that finished within the run. */

@@ -136,6 +136,9 @@ public final class Scenarios {
         sweep);
   }
 
+  /** Prompts of a replayed trace are cut to this many tokens (the servers' context). */
+  static final int TRACE_MAX_INPUT = 32_000;
+
   /**
    * Replays a Mooncake-format trace on the Kinference fleet (3x L40S, Qwen3.5-27B FP8), prompts cut to the
    * servers' context, at {@code speedup} times the trace's rate.
@@ -143,7 +146,7 @@ public final class Scenarios {
   public static Benchmark.Scenario trace(Path file, double speedup, int servers) {
     EngineSpec engine = EngineSpec.of(GpuSpec.L40S, ModelSpec.QWEN3_5_27B_FP8, 1);
     String model = engine.servedModelName();
-    int maxInput = 32_000;
+    int maxInput = TRACE_MAX_INPUT;
     MooncakeTrace probe = MooncakeTrace.read(file, model, maxInput);
     return new Benchmark.Scenario("trace", "Replay of " + file.getFileName() + " (" + probe.describe() + ") on "
         + servers + "x L40S, Qwen3.5-27B (FP8), speed x" + speedup + "; SLO TTFT <= 2 s",

@@ -25,7 +25,7 @@ public final class Targets {
 
   /**
    * The targets, for the routers present: goodput against every comparison router (not our own router with the
-   * approximate index) and hit rate against the oracle; on the Kinference-paper scenario only, whose targets they
+   * approximate index); on the Kinference-paper scenario only, whose targets they
    * are, also the ratios to random and the unique-prompt p95 TTFT against least-request's.
    */
   public static List<Check> evaluate(BenchmarkResult result) {
@@ -69,12 +69,8 @@ public final class Targets {
         checks.add(new Check(w + ": peak goodput vs " + other, fmt(g) + " vs " + fmt(og) + " req/min",
             "at least equal", g >= og));
       }
-      if (routers.contains(Routers.ORACLE)) {
-        double hit = result.pooledHitRate(w, ours);
-        double oracle = result.pooledHitRate(w, Routers.ORACLE);
-        checks.add(new Check(w + ": prefix hit rate vs oracle", pct(hit) + " vs " + pct(oracle),
-            ">= 90% of the oracle's", hit >= 0.9 * oracle));
-      }
+      // No hit rate against the oracle (until 2026-12-01 ">= 90% of the oracle's"): the oracle now weighs queues
+      // against cached prefixes and gives up hits for sooner first tokens, so its hit rate bounds nothing.
     }
     return checks;
   }

@@ -506,7 +506,7 @@ public final class Demo {
             x.promptTokens(), x.completionTokens(), x.cachedTokens(), sentSim, firstSim, finishSim, 0)
         : null;
     return new CompletedRequest(request, d.server(), sentSim, firstSim, finishSim, outcome,
-        (long) (x.maxGapNanos() * scale));
+        (long) (x.maxGapNanos() * scale), Math.max(sentSim, sim(System.nanoTime(), start, scale)));
   }
 
   private static long sim(long wallNanos, long start, double scale) {

@@ -36,6 +36,7 @@ final class DemoReport {
     row(sb, runs, "prefix cache hit rate", "%19.1f%%", r -> 100 * r.prefixHitRate());
     row(sb, runs, "goodput (req/min, " + slo.describe() + ")", "%20.1f", RunResult::goodputPerMinute);
     row(sb, runs, "requests measured", "%20.0f", r -> r.requests());
+    row(sb, runs, "requests finished", "%20.0f", r -> r.finished());
     sb.append(String.format(Locale.ROOT, "%-30s", "requests per server"));
     for (RunResult r : runs) {
       long[] per = r.requestsPerServer();

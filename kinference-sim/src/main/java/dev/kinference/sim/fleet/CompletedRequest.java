@@ -15,9 +15,32 @@ import org.jspecify.annotations.Nullable;
  * @param finishNanos when it ended, or -1 if the run ended first
  * @param outcome the server's account (usage, cached tokens, preemptions), or null if unfinished
  * @param maxTokenGapNanos the longest pause between two of its tokens
+ * @param observedUntilNanos when its client last looked: its end, or the end of the run (or the demo's cancel) for
+ *     a request that did not end; bounds from below how long an unstarted request waited for its first token
  */
 public record CompletedRequest(ClientRequest request, int server, long sentNanos, long firstTokenNanos,
-    long finishNanos, @Nullable RequestOutcome outcome, long maxTokenGapNanos) {
+    long finishNanos, @Nullable RequestOutcome outcome, long maxTokenGapNanos, long observedUntilNanos) {
+
+  /** A request observed until its last event (its end, its first token, or its send). */
+  public CompletedRequest(ClientRequest request, int server, long sentNanos, long firstTokenNanos, long finishNanos,
+      @Nullable RequestOutcome outcome, long maxTokenGapNanos) {
+    this(request, server, sentNanos, firstTokenNanos, finishNanos, outcome, maxTokenGapNanos,
+        Math.max(sentNanos, Math.max(firstTokenNanos, finishNanos)));
+  }
+
+  /** Whether its first token arrived within the run. */
+  public boolean started() {
+    return firstTokenNanos >= 0;
+  }
+
+  /**
+   * Its time to first token, or, if none came within the run, the time it waited until the run ended: a censored
+   * value, a lower bound on the TTFT it would have had. Percentiles over this count every request, so that requests
+   * a saturated fleet never starts make the figures worse instead of dropping out of them.
+   */
+  public long ttftOrWaitNanos() {
+    return started() ? ttftNanos() : Math.max(0, observedUntilNanos - sentNanos);
+  }
 
   /** Whether it finished within the run. */
   public boolean finished() {

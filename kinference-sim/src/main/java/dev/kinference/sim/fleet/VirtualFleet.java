@@ -301,6 +301,9 @@ public final class VirtualFleet {
         long te = clocks.firstTime();
         long t = Math.min(tq, te);
         if (t == Long.MAX_VALUE || t > deadline) {
+          if (t != Long.MAX_VALUE) {
+            now = Math.max(now, deadline); // the run was cut at the drain limit; what is unfinished waited until it
+          }
           break;
         }
         if (now >= measureEnd && inFlight.isEmpty() && pendingClientEvents == 0) {
@@ -320,7 +323,7 @@ public final class VirtualFleet {
       for (InFlight f : inFlight.values()) {
         if (f.measured) {
           observer.onRequest(new CompletedRequest(f.request, f.server, f.sentNanos, f.firstTokenNanos, -1, null,
-              f.maxGapNanos));
+              f.maxGapNanos, now));
         }
       }
       inFlight.clear();

@@ -210,4 +210,82 @@ class BenchmarkTest {
     assertThat(result.pooledHitRate("trace", Routers.OURS)).isGreaterThan(result.pooledHitRate("trace",
         Routers.RANDOM));
   }
+
+  @Test
+  void aTraceRunSaysTheWholeTraceIsMeasured(@TempDir Path dir) throws Exception {
+    Path trace = sampleTrace(dir);
+    Benchmark.Scenario s = Scenarios.trace(trace, 1, 3).withRouters(List.of(Routers.RANDOM));
+    String table = Reports.table(Benchmark.run(s, Benchmark.Progress.NONE, 1));
+    assertThat(table).contains("the whole trace measured (92 s)").doesNotContain("0 s measured");
+  }
+
+  @Test
+  void aTraceTooHeavyForTheFleetIsWarnedAboutWithAFleetSizeThatFits(@TempDir Path dir) throws Exception {
+    Path trace = sampleTrace(dir);
+    BenchmarkPlan fits = new BenchmarkPlan("smoke", trace, 1, 3, List.of(Routers.RANDOM), List.of(), List.of(),
+        List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
+    assertThat(fits.traceSizingWarning(fits.toScenario())).isEmpty();
+    BenchmarkPlan tenTimes = new BenchmarkPlan("smoke", trace, 10, 3, List.of(Routers.RANDOM), List.of(),
+        List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
+    String warning = tenTimes.traceSizingWarning(tenTimes.toScenario());
+    assertThat(warning).contains("every router will saturate").contains("--servers");
+    int recommended = Integer.parseInt(warning.replaceAll("(?s).*--servers (\\d+).*", "$1"));
+    assertThat(recommended).isGreaterThan(3);
+    // on the recommended fleet, the fastest replay finishes every request in time under a load balancer
+    Benchmark.Scenario s = Scenarios.trace(trace, 10, recommended).withRouters(List.of("round-robin"));
+    RunResult r = Benchmark.run(s, Benchmark.Progress.NONE, 1).runs().get(0);
+    assertThat(r.metSlo()).isGreaterThanOrEqualTo(r.requests() * 9 / 10);
+    BenchmarkPlan enough = new BenchmarkPlan("smoke", trace, 10, recommended, List.of(Routers.RANDOM), List.of(),
+        List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
+    assertThat(enough.traceSizingWarning(enough.toScenario())).isEmpty();
+  }
+
+  @Test
+  void requestsThatNeverGetAFirstTokenCountInTheTtftWithTheTimeTheyWaited() {
+    // An open loop far beyond the fleet: most requests are still queued when the drain limit ends the run. Leaving
+    // them out made the TTFT percentiles improve as the load rose.
+    Benchmark.Scenario s = Scenarios.smoke().withRouters(List.of(Routers.RANDOM)).withWorkloads(List.of("unique"))
+        .withLoads(List.of(new LoadPattern.Poisson(600)))
+        .withWindow(new VirtualFleet.Window(Duration.ZERO, Duration.ofSeconds(5), Duration.ofSeconds(2)));
+    BenchmarkResult result = Benchmark.run(s, Benchmark.Progress.NONE, 1);
+    RunResult r = result.runs().get(0);
+    assertThat(r.started()).isLessThan(r.requests() / 2);
+    assertThat(r.finished()).isLessThanOrEqualTo(r.started());
+    assertThat(r.ttftMicros().getTotalCount()).isEqualTo(r.requests());
+    // more than half never started, so the median is one of theirs: at least the 2 s they waited after the window
+    assertThat(r.ttftSeconds(50)).isGreaterThanOrEqualTo(2.0);
+    assertThat(result.pooledFinished("unique", Routers.RANDOM)).isEqualTo(r.finished());
+    assertThat(Reports.table(result)).contains("done");
+    assertThat(Reports.csv(result)).startsWith("workload,router,load,x,requests,started,finished,");
+  }
+
+  private Path sampleTrace(Path dir) throws java.io.IOException {
+    Path trace = dir.resolve("t.jsonl");
+    try (var in = getClass().getResourceAsStream("/traces/mooncake-sample.jsonl")) {
+      Files.copy(java.util.Objects.requireNonNull(in), trace);
+    }
+    return trace;
+  }
+
+  @Test
+  void theReasoningWorkloadIsAddedWhenNamedWithShortPromptsAndLongAnswers(@TempDir Path dir) {
+    BenchmarkPlan plan = new BenchmarkPlan("kinference-paper", null, 1, 3, List.of(Routers.OURS), List.of("reasoning"),
+        List.of(8), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
+    Benchmark.Scenario s = plan.toScenario();
+    assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.name()).isEqualTo("reasoning"));
+    dev.kinference.sim.workload.Workload reasoning = s.workloads().get(0).factory().apply(1);
+    java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+    long prompts = 0;
+    long outputs = 0;
+    int n = 4000;
+    for (int i = 0; i < n; i++) {
+      var request = java.util.Objects.requireNonNull(reasoning.newSession(random, i).nextRequest());
+      prompts += request.promptTokens().length;
+      outputs += request.maxTokens();
+      assertThat(request.maxTokens()).isBetween(1, 32_000);
+    }
+    assertThat(prompts / n).isBetween(150L, 260L);
+    assertThat(outputs / n).as("mean output, the lognormal's tail cut at 32,000").isBetween(7_400L, 8_600L);
+    assertThat(reasoning.describe()).contains("8000 tokens on average");
+  }
 }

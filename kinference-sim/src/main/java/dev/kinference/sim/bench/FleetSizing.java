@@ -1,0 +1,73 @@
+package dev.kinference.sim.bench;
+
+import dev.kinference.sim.engine.EngineConfig;
+import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.workload.MooncakeTrace;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * How many servers a trace needs, estimated before replaying it: the GPU time its prompts and answers take on one
+ * server, per second of trace. Prompts count only what no router could serve from a cache (each trace block the
+ * first time any request carries it, as a prefix, plus every prompt's unshared tail), so the estimate is a lower
+ * bound; answers count as decode steps of a batch as large as the server's KV memory holds at the trace's mean
+ * context. A fleet below the estimate saturates under every router, and a replay on it compares routers only by how
+ * they fail. Stateless.
+ *
+ * @param prefillSecondsPerSecond GPU seconds of prefill per second of trace, with perfect cache reuse
+ * @param decodeSecondsPerSecond GPU seconds of decode per second of trace
+ */
+public record FleetSizing(double prefillSecondsPerSecond, double decodeSecondsPerSecond) {
+
+  /** Servers kept busy all the time by the trace (fractional). */
+  public double busyServers() {
+    return prefillSecondsPerSecond + decodeSecondsPerSecond;
+  }
+
+  /** Servers to replay the trace with: the busy servers with a quarter to spare, at least one. */
+  public int recommendedServers() {
+    return Math.max(1, (int) Math.ceil(busyServers() * 1.25));
+  }
+
+  /** A warning for a fleet of {@code servers}, or empty if it is large enough. */
+  public String warningFor(int servers) {
+    if (servers >= recommendedServers()) {
+      return "";
+    }
+    return String.format(Locale.ROOT, "warning: this trace keeps about %.1f servers busy (%.1f prefilling with "
+        + "perfect cache reuse, %.1f decoding) and %d are simulated: every router will saturate and the comparison "
+        + "shows only how they fail. Replay it on --servers %d or more, or slow it down with --speedup.",
+        busyServers(), prefillSecondsPerSecond, decodeSecondsPerSecond, servers, recommendedServers());
+  }
+
+  /** Estimates the load of {@code trace} on servers configured as {@code engine}. */
+  public static FleetSizing of(MooncakeTrace trace, SimEngine engine, double speedup) {
+    List<MooncakeTrace.Entry> entries = trace.entries();
+    double seconds = Math.max(1e-3, trace.durationNanos() / 1e9 / speedup);
+    EngineConfig config = engine.config();
+    Set<Long> seen = new HashSet<>();
+    long uncachedTokens = 0;
+    long outputTokens = 0;
+    long contextTokens = 0;
+    for (MooncakeTrace.Entry e : entries) {
+      long[] ids = e.hashIds();
+      int reused = 0;
+      while (reused < ids.length && seen.contains(ids[reused])) {
+        reused++;
+      }
+      for (long id : ids) {
+        seen.add(id);
+      }
+      uncachedTokens += Math.max(0, e.inputLength() - (long) reused * MooncakeTrace.TRACE_BLOCK_TOKENS);
+      outputTokens += e.outputLength();
+      contextTokens += e.inputLength() + e.outputLength() / 2;
+    }
+    double prefillRate = 1_000_000 / OracleRouter.prefillSeconds(engine, 1_000_000, 0);
+    double meanContext = Math.max(1, (double) contextTokens / Math.max(1, entries.size()));
+    int batch = (int) Math.max(1, Math.min(config.maxNumSeqs(), config.kvCapacityTokens() / meanContext));
+    double decodeRate = batch / engine.costModel().decodeStepSeconds(batch, meanContext);
+    return new FleetSizing(uncachedTokens / seconds / prefillRate, outputTokens / seconds / decodeRate);
+  }
+}
