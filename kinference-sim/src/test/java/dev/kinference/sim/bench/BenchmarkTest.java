@@ -222,10 +222,10 @@ class BenchmarkTest {
   @Test
   void aTraceTooHeavyForTheFleetIsWarnedAboutWithAFleetSizeThatFits(@TempDir Path dir) throws Exception {
     Path trace = sampleTrace(dir);
-    BenchmarkPlan fits = new BenchmarkPlan("smoke", trace, 1, 3, List.of(Routers.RANDOM), List.of(), List.of(),
+    BenchmarkPlan fits = new BenchmarkPlan("smoke", trace, 1, BenchmarkPlan.FleetOverride.servers(3), List.of(Routers.RANDOM), List.of(), List.of(),
         List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
     assertThat(fits.traceSizingWarning(fits.toScenario())).isEmpty();
-    BenchmarkPlan tenTimes = new BenchmarkPlan("smoke", trace, 10, 3, List.of(Routers.RANDOM), List.of(),
+    BenchmarkPlan tenTimes = new BenchmarkPlan("smoke", trace, 10, BenchmarkPlan.FleetOverride.servers(3), List.of(Routers.RANDOM), List.of(),
         List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
     String warning = tenTimes.traceSizingWarning(tenTimes.toScenario());
     assertThat(warning).contains("every router will saturate").contains("--servers");
@@ -235,7 +235,7 @@ class BenchmarkTest {
     Benchmark.Scenario s = Scenarios.trace(trace, 10, recommended).withRouters(List.of("round-robin"));
     RunResult r = Benchmark.run(s, Benchmark.Progress.NONE, 1).runs().get(0);
     assertThat(r.metSlo()).isGreaterThanOrEqualTo(r.requests() * 9 / 10);
-    BenchmarkPlan enough = new BenchmarkPlan("smoke", trace, 10, recommended, List.of(Routers.RANDOM), List.of(),
+    BenchmarkPlan enough = new BenchmarkPlan("smoke", trace, 10, BenchmarkPlan.FleetOverride.servers(recommended), List.of(Routers.RANDOM), List.of(),
         List.of(), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
     assertThat(enough.traceSizingWarning(enough.toScenario())).isEmpty();
   }
@@ -269,7 +269,7 @@ class BenchmarkTest {
 
   @Test
   void theReasoningWorkloadIsAddedWhenNamedWithShortPromptsAndLongAnswers(@TempDir Path dir) {
-    BenchmarkPlan plan = new BenchmarkPlan("kinference-paper", null, 1, 3, List.of(Routers.OURS), List.of("reasoning"),
+    BenchmarkPlan plan = new BenchmarkPlan("kinference-paper", null, 1, SAME_FLEET, List.of(Routers.OURS), List.of("reasoning"),
         List.of(8), List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir);
     Benchmark.Scenario s = plan.toScenario();
     assertThat(s.workloads()).singleElement().satisfies(w -> assertThat(w.name()).isEqualTo("reasoning"));
