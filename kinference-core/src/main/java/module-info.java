@@ -33,7 +33,8 @@ module dev.kinference.core {
       dev.kinference.routing.QueueDepthScorer,
       dev.kinference.routing.KvUtilizationScorer,
       dev.kinference.routing.InFlightScorer,
-      dev.kinference.routing.SessionAffinityScorer;
+      dev.kinference.routing.SessionAffinityScorer,
+      dev.kinference.routing.PrefixRendezvousScorer;
   provides dev.kinference.routing.Filter with
       dev.kinference.routing.HealthyFilter,
       dev.kinference.routing.FreshMetricsFilter;

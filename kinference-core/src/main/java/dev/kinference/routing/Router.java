@@ -666,6 +666,7 @@ public final class Router implements AutoCloseable {
     private final List<Object> scorers = new ArrayList<>();
     private final List<Double> weights = new ArrayList<>();
     private @Nullable RoutingProfile profile;
+    private int routerReplicas = 1;
     private final Map<String, RoutingProfile> profilesByModel = new LinkedHashMap<>();
     private @Nullable Picker picker;
     private @Nullable PolicyEngine policyEngine;
@@ -804,7 +805,8 @@ public final class Router implements AutoCloseable {
         return ProfileScorers.create(given, scorerPlugins(), ticker);
       }
       if (scorers.isEmpty()) {
-        return ProfileScorers.create(RoutingProfile.defaults(preciseCacheIndex), scorerPlugins(), ticker);
+        return ProfileScorers.create(RoutingProfile.defaults(preciseCacheIndex, routerReplicas), scorerPlugins(),
+            ticker);
       }
       List<Scorer> instances = new ArrayList<>(scorers.size());
       for (Object s : scorers) {
@@ -817,6 +819,19 @@ public final class Router implements AutoCloseable {
         }
       }
       return new ProfileScorers(instances, weights);
+    }
+
+    /**
+     * How many independent routers share the traffic, as gateway replicas behind a Service do (default 1); with an
+     * approximate cache index and more than one, the default profile adds {@code prefix-rendezvous} (see
+     * {@link RoutingProfile#defaults(boolean, int)}). A profile given explicitly is used as it is.
+     */
+    public Builder routerReplicas(int replicas) {
+      if (replicas < 1) {
+        throw new IllegalArgumentException("router replicas must be at least 1: " + replicas);
+      }
+      this.routerReplicas = replicas;
+      return this;
     }
 
     /** The cache index with this name, found with {@link java.util.ServiceLoader} (default configuration). */

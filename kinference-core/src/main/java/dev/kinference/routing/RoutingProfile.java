@@ -72,10 +72,27 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
    *     where prompts were sent, which is what {@code prefix-home} adds
    */
   public static RoutingProfile defaults(boolean preciseCacheIndex) {
+    return defaults(preciseCacheIndex, 1);
+  }
+
+  /**
+   * The default profile for one of {@code routerReplicas} independent routers sharing the traffic (replicas behind a
+   * Service): as {@link #defaults(boolean)}, and with an approximate cache index and more than one replica also
+   * {@code prefix-rendezvous} 1, so that replicas that cannot see each other's decisions agree where a conversation
+   * and a new group of prompts go. A precise index already gives every replica the same view.
+   *
+   * @param routerReplicas at least 1
+   */
+  public static RoutingProfile defaults(boolean preciseCacheIndex, int routerReplicas) {
+    if (routerReplicas < 1) {
+      throw new IllegalArgumentException("routerReplicas must be at least 1: " + routerReplicas);
+    }
     Builder b = builder().scorer("predicted-ttft", 1.0).scorer("prefix-overlap", 1.0).scorer("kv-utilization", 0.5)
         .scorer("session-affinity", 1.0).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4.0);
     if (preciseCacheIndex) {
       b.scorer("prefix-home", 1.0);
+    } else if (routerReplicas > 1) {
+      b.scorer("prefix-rendezvous", 1.0);
     }
     return b.build();
   }

@@ -159,7 +159,7 @@ public final class EppCommand implements Callable<Integer> {
       return 2;
     }
     try {
-      b.stateStore(stateStoreOptions.open());
+      b.stateStore(stateStoreOptions.open()).routerReplicas(stateStoreOptions.replicas());
     } catch (IllegalArgumentException e) {
       err.println("kinference epp: " + e.getMessage());
       return 2;

@@ -110,7 +110,7 @@ public final class PolicyGateway implements AutoCloseable {
     // hybrid-attention models: a prefix counts as far as each of their KV-cache groups can reuse it
     CacheIndex index = precise ? HybridCacheIndex.wrap(new PreciseCacheIndex()) : new ApproximateCacheIndex();
     Router.Builder rb = Router.builder().fleet(fleet).cacheIndex(index).policyEngine(engine)
-        .saturation(b.saturation);
+        .saturation(b.saturation).routerReplicas(b.routerReplicas);
     // each pool's spec.routing.profile scores the requests for its model
     this.startingProfiles = cfg.routingProfiles();
     startingProfiles.forEach(rb::profile);
@@ -325,8 +325,22 @@ public final class PolicyGateway implements AutoCloseable {
     private @Nullable Function<Consumer<PolicyConfig>, AutoCloseable> configFeed;
     private @Nullable Boolean preciseIndex;
     private @Nullable RateLimitStore stateStore;
+    private int routerReplicas = 1;
 
     private Builder() {}
+
+    /**
+     * How many gateway replicas share the traffic (default 1): with an approximate cache index and more than one, the
+     * default routing profile makes the replicas agree where conversations and new prompt groups go (see
+     * {@link dev.kinference.routing.RoutingProfile#defaults(boolean, int)}).
+     */
+    public Builder routerReplicas(int replicas) {
+      if (replicas < 1) {
+        throw new IllegalArgumentException("router replicas must be at least 1: " + replicas);
+      }
+      this.routerReplicas = replicas;
+      return this;
+    }
 
     /**
      * Where rate limits, budgets and usage totals are kept: a shared store (for example a {@link

@@ -151,7 +151,7 @@ public final class ServeCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     List<SimulatedServer> sims = new ArrayList<>();
-    PolicyGateway.Builder b = PolicyGateway.builder();
+    PolicyGateway.Builder b = PolicyGateway.builder().routerReplicas(stateStoreOptions.replicas());
     switch (index) {
       case "precise" -> b.preciseIndex(true);
       case "approximate" -> b.preciseIndex(false);

@@ -33,8 +33,10 @@ public final class StateStoreOptions {
   String stateStoreTimeout = "500ms";
 
   @Option(names = "--replicas", paramLabel = "N", defaultValue = "${env:KINFERENCE_REPLICAS:-1}",
-      description = "How many replicas share the limits, for each one's share while a shared store is unreachable. "
-          + "Env KINFERENCE_REPLICAS, which the Helm chart sets (default: ${DEFAULT-VALUE}).")
+      description = "How many replicas share the traffic: each one's share of the limits while a shared store is "
+          + "unreachable, and with an approximate cache index the routing profile that makes replicas agree where "
+          + "conversations go (prefix-rendezvous). Env KINFERENCE_REPLICAS, which the Helm chart sets (default: "
+          + "${DEFAULT-VALUE}).")
   int replicas = 1;
 
   /** The failure mode asked for. */
@@ -68,5 +70,10 @@ public final class StateStoreOptions {
   public String describe(RateLimitStore store) {
     return store.shared() ? StateStores.redact(stateStore.strip()) + " (shared; while unreachable: "
         + failureMode().cliName() + ")" : "memory (limits, budgets and usage are this process's own)";
+  }
+
+  /** How many replicas of this process share the traffic (--replicas, KINFERENCE_REPLICAS). */
+  public int replicas() {
+    return replicas;
   }
 }

@@ -57,8 +57,16 @@ public final class Routers {
       throw new IllegalArgumentException("router '" + name + "': replicas must be 1 to " + MAX_REPLICAS);
     }
     single(base, seed); // fails early on an unknown name
-    return new ReplicatedRouter(count, i -> single(base, seed + 0x9E3779B97F4A7C15L * i), seed ^ 0xA5A5A5A5L,
-        herdingWindow.toNanos());
+    return new ReplicatedRouter(count, i -> replica(base, seed + 0x9E3779B97F4A7C15L * i, count),
+        seed ^ 0xA5A5A5A5L, herdingWindow.toNanos());
+  }
+
+  /** One of {@code count} replicas: ours are told how many there are, as {@code kinference serve --replicas} is. */
+  private static FleetRouter replica(String base, long seed, int count) {
+    return switch (base) {
+      case OURS, OURS_APPROX -> new KinferenceRouter(base.equals(OURS), seed, base, b -> b.routerReplicas(count));
+      default -> single(base, seed);
+    };
   }
 
   /** The most replicas {@code NAME@N} takes. */
