@@ -1,6 +1,6 @@
 /**
- * Kinference gateway: the reference OpenAI/Anthropic-compatible HTTP gateway and the {@code kinference} command
- * line.
+ * Kinference gateway: the reference OpenAI/Anthropic-compatible HTTP gateway, as a library. The {@code kinference}
+ * command line that runs it is module {@code dev.kinference.cli}.
  */
 module dev.kinference.gateway {
   requires transitive dev.kinference.core;
@@ -8,8 +8,6 @@ module dev.kinference.gateway {
   requires static transitive org.jspecify;
   requires dev.kinference.vllm;
   requires transitive dev.kinference.policy;
-  requires dev.kinference.k8s;
-  requires dev.kinference.sim;
   // found by ServiceLoader for redis:// state stores; required so that the module graph always has it
   requires dev.kinference.state.redis;
   requires java.net.http;
@@ -20,7 +18,6 @@ module dev.kinference.gateway {
   requires org.eclipse.jetty.http;
   requires org.eclipse.jetty.io;
   requires org.eclipse.jetty.util;
-  requires info.picocli;
   requires org.slf4j;
   // traces: the API (no-op without an SDK) and the SDK's autoconfiguration from OTEL_* variables
   requires transitive io.opentelemetry.api;
@@ -30,7 +27,4 @@ module dev.kinference.gateway {
   requires io.opentelemetry.sdk.autoconfigure.spi;
 
   exports dev.kinference.gateway;
-
-  // The commands are not API: picocli reaches them reflectively.
-  opens dev.kinference.gateway.cli to info.picocli;
 }

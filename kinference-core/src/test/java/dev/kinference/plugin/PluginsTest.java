@@ -77,7 +77,7 @@ class PluginsTest {
   void builtInsLoadInNameOrder() {
     PluginSet<Scorer> scorers = Plugins.load(Scorer.class);
     assertThat(scorers.names()).containsExactly("in-flight", "kv-utilization", "predicted-ttft", "prefix-home",
-        "prefix-overlap", "prefix-under-saturation", "queue-depth", "session-affinity");
+        "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth", "session-affinity");
     assertThat(scorers.failures()).isEmpty();
   }
 
@@ -97,7 +97,7 @@ class PluginsTest {
         PluginsTest.class.getClassLoader())) {
       PluginSet<Scorer> scorers = Plugins.load(Scorer.class, loader);
       assertThat(scorers.names()).containsExactly("zz-early", "alpha", "in-flight", "kv-utilization",
-          "predicted-ttft", "prefix-home", "prefix-overlap", "prefix-under-saturation", "queue-depth",
+          "predicted-ttft", "prefix-home", "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth",
           "session-affinity");
       assertThat(scorers.require("prefix-overlap")).isInstanceOf(dev.kinference.routing.PrefixOverlapScorer.class);
       List<PluginFailure> failures = scorers.failures();

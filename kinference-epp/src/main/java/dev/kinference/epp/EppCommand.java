@@ -93,7 +93,7 @@ public final class EppCommand implements Callable<Integer> {
   boolean direct;
 
   @CommandLine.Mixin
-  dev.kinference.gateway.cli.StateStoreOptions stateStoreOptions = new dev.kinference.gateway.cli.StateStoreOptions();
+  dev.kinference.cli.StateStoreOptions stateStoreOptions = new dev.kinference.cli.StateStoreOptions();
 
   @Override
   public Integer call() throws Exception {

@@ -1,4 +1,4 @@
-package dev.kinference.gateway;
+package dev.kinference.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,7 +35,7 @@ class RollingRestartProcessTest {
   static Served serve() throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-        "dev.kinference.gateway.cli.KinferenceCommand", "serve", "--port", "0", "--sim-servers", "1",
+        "dev.kinference.cli.KinferenceCommand", "serve", "--port", "0", "--sim-servers", "1",
         "--drain-timeout", "30s", "--no-access-log")
         .redirectErrorStream(true).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

@@ -1,4 +1,4 @@
-package dev.kinference.gateway.cli;
+package dev.kinference.cli;
 
 import dev.kinference.endpoint.EndpointLabels;
 import dev.kinference.endpoint.EndpointSource;

@@ -1,4 +1,4 @@
-package dev.kinference.gateway.cli;
+package dev.kinference.cli;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.kinference.cache.KvEvent;

@@ -1,4 +1,4 @@
-package dev.kinference.gateway.cli;
+package dev.kinference.cli;
 
 import dev.kinference.gateway.UsageReports;
 import dev.kinference.policy.accounting.UsageQuery;

@@ -1,4 +1,4 @@
-package dev.kinference.gateway.cli;
+package dev.kinference.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

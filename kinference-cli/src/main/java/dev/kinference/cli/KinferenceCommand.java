@@ -1,4 +1,4 @@
-package dev.kinference.gateway.cli;
+package dev.kinference.cli;
 
 import java.util.List;
 import java.util.Locale;
