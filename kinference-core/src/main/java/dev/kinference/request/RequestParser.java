@@ -191,6 +191,37 @@ public final class RequestParser {
   }
 
   void openAiContent(JsonNode content, String path, List<ContentPart> out) throws InvalidRequestException {
+    contentParts(content, path, out, (type, part, partPath) -> switch (type) {
+      case "text", "input_text" -> new ContentPart.Text(requireString(part, "text", partPath));
+      case "refusal" -> new ContentPart.Text(requireString(part, "refusal", partPath));
+      case "image_url" -> {
+        JsonNode imageUrl = part.get("image_url");
+        String url;
+        if (imageUrl != null && imageUrl.isTextual()) {
+          url = imageUrl.asText();
+        } else if (imageUrl != null && imageUrl.isObject()) {
+          url = requireString(imageUrl, "url", partPath + ".image_url");
+        } else {
+          throw new MalformedRequestException(partPath + ".image_url", "must be an object with a url");
+        }
+        yield new ContentPart.Image(url.startsWith("data:") ? digest(url) : url);
+      }
+      default -> null;
+    });
+  }
+
+  /** Reads one typed content part of an OpenAI-style array; null for a type kept as {@link ContentPart.Other}. */
+  @FunctionalInterface
+  interface PartReader {
+    @Nullable ContentPart read(String type, JsonNode part, String partPath) throws InvalidRequestException;
+  }
+
+  /**
+   * OpenAI-style content, shared by Chat Completions and Responses: a string is one text part; an array holds objects
+   * with a {@code type}, each read by {@code reader}.
+   */
+  static void contentParts(JsonNode content, String path, List<ContentPart> out, PartReader reader)
+      throws InvalidRequestException {
     if (content.isTextual()) {
       out.add(new ContentPart.Text(content.asText()));
       return;
@@ -205,23 +236,8 @@ public final class RequestParser {
         throw new MalformedRequestException(partPath, "must be an object");
       }
       String type = requireString(part, "type", partPath);
-      switch (type) {
-        case "text", "input_text" -> out.add(new ContentPart.Text(requireString(part, "text", partPath)));
-        case "refusal" -> out.add(new ContentPart.Text(requireString(part, "refusal", partPath)));
-        case "image_url" -> {
-          JsonNode imageUrl = part.get("image_url");
-          String url;
-          if (imageUrl != null && imageUrl.isTextual()) {
-            url = imageUrl.asText();
-          } else if (imageUrl != null && imageUrl.isObject()) {
-            url = requireString(imageUrl, "url", partPath + ".image_url");
-          } else {
-            throw new MalformedRequestException(partPath + ".image_url", "must be an object with a url");
-          }
-          out.add(new ContentPart.Image(url.startsWith("data:") ? digest(url) : url));
-        }
-        default -> out.add(new ContentPart.Other(type, part.toString()));
-      }
+      ContentPart read = reader.read(type, part, partPath);
+      out.add(read != null ? read : new ContentPart.Other(type, part.toString()));
     }
   }
 

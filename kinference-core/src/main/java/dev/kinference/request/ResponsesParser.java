@@ -122,39 +122,22 @@ final class ResponsesParser {
   }
 
   private static void content(JsonNode content, String path, List<ContentPart> out) throws InvalidRequestException {
-    if (content.isTextual()) {
-      out.add(new ContentPart.Text(content.asText()));
-      return;
-    }
-    if (!content.isArray()) {
-      throw new MalformedRequestException(path, "must be a string or an array of content parts");
-    }
-    for (int i = 0; i < content.size(); i++) {
-      String partPath = path + "[" + i + "]";
-      JsonNode part = content.get(i);
-      if (!part.isObject()) {
-        throw new MalformedRequestException(partPath, "must be an object");
-      }
-      String type = RequestParser.requireString(part, "type", partPath);
-      switch (type) {
-        case "input_text", "output_text", "text" ->
-            out.add(new ContentPart.Text(RequestParser.requireString(part, "text", partPath)));
-        case "refusal" -> out.add(new ContentPart.Text(RequestParser.requireString(part, "refusal", partPath)));
-        case "input_image" -> {
-          JsonNode url = part.get("image_url");
-          JsonNode file = part.get("file_id");
-          String source;
-          if (url != null && url.isTextual()) {
-            source = url.asText().startsWith("data:") ? RequestParser.digest(url.asText()) : url.asText();
-          } else if (file != null && file.isTextual()) {
-            source = "file:" + file.asText();
-          } else {
-            throw new MalformedRequestException(partPath, "an input_image needs an image_url or a file_id");
-          }
-          out.add(new ContentPart.Image(source));
+    RequestParser.contentParts(content, path, out, (type, part, partPath) -> switch (type) {
+      case "input_text", "output_text", "text" -> new ContentPart.Text(RequestParser.requireString(part, "text",
+          partPath));
+      case "refusal" -> new ContentPart.Text(RequestParser.requireString(part, "refusal", partPath));
+      case "input_image" -> {
+        JsonNode url = part.get("image_url");
+        JsonNode file = part.get("file_id");
+        if (url != null && url.isTextual()) {
+          yield new ContentPart.Image(url.asText().startsWith("data:") ? RequestParser.digest(url.asText())
+              : url.asText());
+        } else if (file != null && file.isTextual()) {
+          yield new ContentPart.Image("file:" + file.asText());
         }
-        default -> out.add(new ContentPart.Other(type, part.toString()));
+        throw new MalformedRequestException(partPath, "an input_image needs an image_url or a file_id");
       }
-    }
+      default -> null;
+    });
   }
 }
