@@ -166,7 +166,10 @@ final class Dispatch {
         // an HTTP date: keep the default
       }
     }
-    retry(a, "status_" + status, status == 429 || status == 503 ? status : 502,
+    // A continuation of a response no server holds is the client's 404, once every endpoint has said so; any other
+    // error status is the upstream's fault (502), except overload, which the client may retry.
+    boolean unknownResponse = status == 404 && ResponseChains.previousResponseId(x.req()) != null;
+    retry(a, "status_" + status, status == 429 || status == 503 || unknownResponse ? status : 502,
         "HTTP " + status + ": " + message);
   }
 

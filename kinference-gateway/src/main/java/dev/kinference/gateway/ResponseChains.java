@@ -114,7 +114,7 @@ final class ResponseChains {
     links.put(responseId, new Link(endpoint.id(), root));
   }
 
-  private static @Nullable String previousResponseId(InferenceRequest r) {
+  static @Nullable String previousResponseId(InferenceRequest r) {
     if (r.format() != ApiFormat.OPENAI_RESPONSES) {
       return null;
     }

@@ -207,4 +207,12 @@ class ResponsesApiTest {
     HttpResponse<String> get = h.get("/v1/responses");
     assertThat(get.statusCode()).isEqualTo(405);
   }
+
+  @Test
+  void aContinuationOfAResponseNoServerHoldsIsANotFoundAfterEveryServerSaidSo() throws Exception {
+    HttpResponse<String> r = h.post("/v1/responses", "{\"model\":\"" + Harness.MODEL
+        + "\",\"input\":\"and then?\",\"previous_response_id\":\"resp_never_stored\"}");
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(404);
+    assertThat(M.readTree(r.body()).path("error").path("message").asText()).contains("resp_never_stored");
+  }
 }
