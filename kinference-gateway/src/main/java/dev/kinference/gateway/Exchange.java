@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * {@link Gateway}. Its lifecycle, one class per phase:
  *
  * <ol>
- *   <li>{@link Admission}: authentication ({@link #authenticate}), parsing, the traffic policy, the reservation;
+ *   <li>{@link RequestAdmission}: authentication ({@link #authenticate}), parsing, the traffic policy, the reservation;
  *   <li>{@link Placement}: the routing decision, or a wait in the gateway's queue while every endpoint is saturated;
  *   <li>{@link Dispatch}: one {@link Attempt} after another down the decision's alternates until one answers;
  *   <li>{@link Relay}: the answer to the client, whole or streamed (from its first content it is committed: no more
@@ -118,7 +118,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     request.addFailureListener(this::clientFailed);
     this.body = bodyBytes;
     trace.admissionStarted();
-    InferenceRequest admitted = new Admission(this, request.getHeaders()).admit(bodyBytes);
+    InferenceRequest admitted = new RequestAdmission(this, request.getHeaders()).admit(bodyBytes);
     trace.admissionEnded(admitted, null);
     if (admitted != null) {
       placement.route();

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * {@code gen_ai.client.operation.duration}), with their attributes and recommended buckets, rendered as
  * OpenTelemetry's Prometheus exporter renders them (dots to underscores, the unit {@code s} as {@code _seconds}, an
  * annotation unit such as {@code {token}} dropped); the rest are {@code kinference_gateway_*}, the router's view of
- * each endpoint ({@link RouterView}) and {@code kinference_build_info}. The mapping is in the gateway's README.
+ * each endpoint ({@link RouterViewMetrics}) and {@code kinference_build_info}. The mapping is in the gateway's README.
  * Thread-safe.
  */
 final class GatewayMetrics {
@@ -90,7 +90,7 @@ final class GatewayMetrics {
   }
 
   GatewayMetrics(Fleet fleet, @Nullable CacheIndex cacheIndex, IntSupplier queueDepth, IntSupplier active) {
-    RouterView.register(registry, fleet, cacheIndex);
+    RouterViewMetrics.register(registry, fleet, cacheIndex);
     BuildInfo.register(registry);
     registry.gauge("kinference_gateway_active_requests",
         "Requests being handled now: queued, waiting for a first token, or streaming.",

@@ -161,7 +161,7 @@ final class Filters {
         Object separators = a.get("separators", null);
         boolean sortKeys = Py.truthy(a.get("sort_keys", false));
         a.done();
-        return Json.dumps(v, ensureAscii, indent, separators, sortKeys);
+        return PyJson.dumps(v, ensureAscii, indent, separators, sortKeys);
       }
       case "groupby" -> {
         Object attribute = a.get("attribute", null);

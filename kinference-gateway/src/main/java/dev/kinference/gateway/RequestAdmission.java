@@ -13,12 +13,12 @@ import org.jspecify.annotations.Nullable;
  * policy to the priority and class the headers ask for (clamped), and reserves the request's budget with the
  * guard. A request refused here is answered and goes no further.
  */
-final class Admission {
+final class RequestAdmission {
 
   private final Exchange x;
   private final HttpFields headers;
 
-  Admission(Exchange x, HttpFields headers) {
+  RequestAdmission(Exchange x, HttpFields headers) {
     this.x = x;
     this.headers = headers;
   }

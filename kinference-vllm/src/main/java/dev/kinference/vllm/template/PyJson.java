@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * escapes ({@code \\uXXXX} in lower case, surrogate pairs), its key coercion ({@code True} becomes
  * {@code "true"}).
  */
-final class Json {
+final class PyJson {
 
   private final boolean ensureAscii;
   private final @Nullable String indent;
@@ -21,7 +21,7 @@ final class Json {
   private final boolean sortKeys;
   private final StringBuilder out = new StringBuilder();
 
-  private Json(boolean ensureAscii, @Nullable String indent, String itemSeparator, String keySeparator,
+  private PyJson(boolean ensureAscii, @Nullable String indent, String itemSeparator, String keySeparator,
       boolean sortKeys) {
     this.ensureAscii = ensureAscii;
     this.indent = indent;
@@ -52,7 +52,7 @@ final class Json {
       item = i;
       key = k;
     }
-    Json json = new Json(ensureAscii, indentText, item, key, sortKeys);
+    PyJson json = new PyJson(ensureAscii, indentText, item, key, sortKeys);
     json.write(v, 0);
     return json.out.toString();
   }

@@ -14,9 +14,9 @@ import org.jspecify.annotations.Nullable;
  * the KV-cache usage the server last reported, the prefix blocks the cache index remembers for it, and its health.
  * These are the figures routing decides on, so a dashboard can put a decision beside what the router saw.
  */
-final class RouterView {
+final class RouterViewMetrics {
 
-  private RouterView() {}
+  private RouterViewMetrics() {}
 
   static void register(Metrics registry, Fleet fleet, @Nullable CacheIndex cacheIndex) {
     registry.gauge("kinference_gateway_endpoint_waiting",
