@@ -12,6 +12,8 @@ import dev.kinference.routing.RequestRejectedException;
 import dev.kinference.routing.Router;
 import dev.kinference.routing.RoutingException;
 import dev.kinference.routing.Usage;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -57,6 +59,8 @@ final class Pooling {
   private String askedModel = "-";
   private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
   private final long arrivalNanos = System.nanoTime();
+  /** The request's server span (invalid without tracing); one client span per upstream attempt under it. */
+  private final Span span;
   // What the answer records once written (set before write(), read in its callback).
   private volatile @Nullable Endpoint servedBy;
   private volatile Usage charged = Usage.UNKNOWN;
@@ -70,6 +74,10 @@ final class Pooling {
     this.callback = callback;
     this.path = path;
     this.caller = caller;
+    this.span = g.tracing.serverSpan(GenAiNames.poolingOperation(path), request.getHeaders());
+    if (span.isRecording()) {
+      span.setAttribute("gen_ai.operation.name", GenAiNames.poolingOperation(path));
+    }
   }
 
   /** The body arrived: parse, admit, route, forward. */
@@ -239,8 +247,16 @@ final class Pooling {
       body = copy.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
     long generation = state.onDispatched(input);
-    g.upstreams.localPost(e.uri(), path, body, request.getHeaders().get("x-request-id"))
-        .send(new BufferingResponseListener(MAX_RESPONSE_BYTES) {
+    Span attemptSpan = g.tracing.child(span, GenAiNames.poolingOperation(path) + " " + e.model(), SpanKind.CLIENT);
+    if (attemptSpan.isRecording()) {
+      attemptSpan.setAttribute("gen_ai.request.model", e.model());
+      attemptSpan.setAttribute("server.address", e.uri().getHost());
+      attemptSpan.setAttribute("kinference.endpoint", e.id());
+    }
+    org.eclipse.jetty.client.Request upstream =
+        g.upstreams.localPost(e.uri(), path, body, request.getHeaders().get("x-request-id"));
+    upstream.headers(h -> g.tracing.inject(attemptSpan, h::put));
+    upstream.send(new BufferingResponseListener(MAX_RESPONSE_BYTES) {
           @Override
           public void onComplete(Result result) {
             try {
@@ -255,6 +271,7 @@ final class Pooling {
             int status = result.isSucceeded() ? result.getResponse().getStatus() : 502;
             boolean ok = result.isSucceeded() && status < 500;
             state.onFinished(false, input, generation, ok && status < 400);
+            GatewayTracing.end(attemptSpan, ok ? null : result.isSucceeded() ? Integer.toString(status) : "io");
             if (!ok && attempt + 1 < Math.min(ATTEMPTS, ranked.size())) {
               send(root, ranked, attempt + 1, input);
               return;
@@ -369,6 +386,11 @@ final class Pooling {
   /** No longer active: counted out of {@link Gateway#activeRequests()} (graceful drain, the active gauge). */
   private void done(int status, @Nullable String writeError) {
     String error = writeError != null ? writeError : errorType;
+    if (span.isRecording()) {
+      span.setAttribute("gen_ai.request.model", askedModel);
+      span.setAttribute("http.response.status_code", status);
+    }
+    GatewayTracing.end(span, error);
     g.recorder.recordPooling(new RequestRecorder.Outcome(request.getMethod(), request.getHttpURI().getPath(),
         caller.tenantLabel(), null, GenAiNames.poolingOperation(path), servedBy, status, 1, charged, chargedCost,
         error, arrivalNanos, 0, System.nanoTime()), model);

@@ -206,6 +206,31 @@ class TracingTest {
   }
 
   @Test
+  void anEmbeddingsRequestIsTracedAndItsUpstreamContinuesTheTrace() throws Exception {
+    HttpResponse<String> r;
+    try (HttpClient http = HttpClient.newHttpClient()) {
+      r = http.send(HttpRequest.newBuilder(URI.create(gateway.uri() + "/v1/embeddings"))
+          .header("Content-Type", "application/json")
+          .header("traceparent", "00-" + CLIENT_TRACE + "-" + CLIENT_SPAN + "-01")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"input\":\"please fail\"}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+    }
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
+    Harness.awaitEveryRequestRecorded(gateway);
+    SpanData server = only(SpanKind.SERVER);
+    assertThat(server.getName()).isEqualTo("embeddings");
+    assertThat(server.getTraceId()).isEqualTo(CLIENT_TRACE);
+    assertThat(server.getParentSpanId()).isEqualTo(CLIENT_SPAN);
+    assertThat(server.getAttributes().get(AttributeKey.stringKey("gen_ai.request.model"))).isEqualTo("m");
+    assertThat(server.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    SpanData attempt = only(SpanKind.CLIENT);
+    assertThat(attempt.getName()).isEqualTo("embeddings m");
+    assertThat(attempt.getParentSpanId()).isEqualTo(server.getSpanId());
+    assertThat(attempt.getAttributes().get(AttributeKey.stringKey("error.type"))).isEqualTo("503");
+    assertThat(received.get("fail")).isEqualTo("00-" + CLIENT_TRACE + "-" + attempt.getSpanId() + "-01");
+  }
+
+  @Test
   void withoutAnSdkNothingIsTracedOrPropagated() {
     GatewayTracing noop = GatewayTracing.fromEnvironment(Map.of());
     assertThat(noop.enabled()).isFalse();
