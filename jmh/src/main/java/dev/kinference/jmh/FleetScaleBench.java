@@ -6,7 +6,6 @@ import dev.kinference.endpoint.Fleet;
 import dev.kinference.prompt.PrefixKeys;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -51,25 +50,6 @@ public class FleetScaleBench {
   private int next;
   private int cycle;
 
-  /** The memory figures of {@link #footprint}, as secondary results. */
-  @State(Scope.Thread)
-  @AuxCounters(AuxCounters.Type.EVENTS)
-  public static class Footprint {
-    public double entryCount;
-    public double distinctBlocks;
-    public double jolBytesPerEntry;
-    public double heapBytesPerEntry;
-    public double arrayBytesPerEntry;
-
-    @Setup(Level.Iteration)
-    public void reset() {
-      entryCount = 0;
-      distinctBlocks = 0;
-      jolBytesPerEntry = 0;
-      heapBytesPerEntry = 0;
-      arrayBytesPerEntry = 0;
-    }
-  }
 
   @Setup(Level.Trial)
   public void build() {
@@ -94,7 +74,7 @@ public class FleetScaleBench {
   @OutputTimeUnit(TimeUnit.MILLISECONDS)
   @Warmup(iterations = 0)
   @Measurement(iterations = 1)
-  public long footprint(Footprint f) {
+  public long footprint(MemoryBench.Footprint f) {
     Fleet fleet = Workloads.fleet(endpoints);
     EndpointState[] states = Workloads.states(fleet);
     long before = usedAfterGc();

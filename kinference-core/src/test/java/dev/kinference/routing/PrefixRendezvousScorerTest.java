@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 class PrefixRendezvousScorerTest {
 
   private static final long NOW = 10_000_000_000L;
+  private static final int REPEAT = 400;
 
   /** One replica of several behind a Service: its own fleet state and approximate index. */
   private static Router replica(int replicas, long seed) {
@@ -53,11 +54,17 @@ class PrefixRendezvousScorerTest {
     PrefixRendezvousScorer scorer = new PrefixRendezvousScorer(100);
     assertThat(scorer.parameters().asMap()).containsEntry("minColdPromptTokens", 100L);
     assertThat(new PrefixRendezvousScorer().parameters().asMap()).containsEntry("minColdPromptTokens", 4096L);
-    String shared = "a long shared system prompt for one group of requests. ".repeat(60);
     Router[] replicas = {replica(3, 1), replica(3, 2), replica(3, 3)};
-    String home = replicas[0].route(InferenceRequest.builder("m").system(shared).user("q0").build()).endpoint().id();
-    assertThat(replicas[1].route(InferenceRequest.builder("m").system(shared).user("q1").build()).endpoint().id())
-        .isEqualTo(home);
+    for (int g = 0; g < 5; g++) {
+      // about 5,600 tokens: above the default 4,096
+      String shared = ("group " + g + ": a long shared system prompt for one group of requests. ").repeat(REPEAT);
+      String home = replicas[0].route(InferenceRequest.builder("m").system(shared).user("q0").build()).endpoint()
+          .id();
+      for (int k = 1; k < replicas.length; k++) {
+        assertThat(replicas[k].route(InferenceRequest.builder("m").system(shared).user("q" + k).build()).endpoint()
+            .id()).as("group %d on replica %d", g, k).isEqualTo(home);
+      }
+    }
   }
 
   @Test

@@ -223,11 +223,8 @@ final class SimHttpHandler extends Handler.Abstract {
         ResponseStream.Event event = stream.next();
         switch (event) {
           case ResponseStream.Failed f -> {
-            if (!started) {
-              send(response, callback, 500, JSON, WireJson.openAiError(f.reason(), "InternalServerError", 500));
-            } else {
-              callback.failed(new IOException("engine stopped: " + f.reason()));
-            }
+            engineFailed(started, WireJson.openAiError(f.reason(), "InternalServerError", 500), f, response,
+                callback);
             return;
           }
           case ResponseStream.Tokens t -> {
@@ -303,11 +300,7 @@ final class SimHttpHandler extends Handler.Abstract {
         ResponseStream.Event event = stream.next();
         switch (event) {
           case ResponseStream.Failed f -> {
-            if (!started) {
-              send(response, callback, 500, JSON, WireJson.anthropicError("internal_error", f.reason()));
-            } else {
-              callback.failed(new IOException("engine stopped: " + f.reason()));
-            }
+            engineFailed(started, WireJson.anthropicError("internal_error", f.reason()), f, response, callback);
             return;
           }
           case ResponseStream.Tokens t -> {
@@ -512,6 +505,19 @@ final class SimHttpHandler extends Handler.Abstract {
           return new Outcome(0, f.reason());
         }
       }
+    }
+  }
+
+  /**
+   * The engine stopped a request: before anything was sent the client gets a 500 with {@code errorBody} in its API's
+   * format; once a stream has started, the connection is cut, as vLLM's is.
+   */
+  static void engineFailed(boolean started, byte[] errorBody, ResponseStream.Failed f, Response response,
+      Callback callback) {
+    if (!started) {
+      send(response, callback, 500, JSON, errorBody);
+    } else {
+      callback.failed(new IOException("engine stopped: " + f.reason()));
     }
   }
 

@@ -128,12 +128,8 @@ final class SimResponses {
         ResponseStream.Event event = stream.next();
         switch (event) {
           case ResponseStream.Failed f -> {
-            if (!started) {
-              SimHttpHandler.send(response, callback, 500, JSON,
-                  WireJson.openAiError(f.reason(), "InternalServerError", 500));
-            } else {
-              callback.failed(new IOException("engine stopped: " + f.reason()));
-            }
+            SimHttpHandler.engineFailed(started, WireJson.openAiError(f.reason(), "InternalServerError", 500), f,
+                response, callback);
             return;
           }
           case ResponseStream.Tokens t -> {
