@@ -33,7 +33,7 @@ public final class ExternalProviders {
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final ExternalProviders NONE = builder().build();
 
-  private final Map<String, ExternalProvider> providers;
+  private final Map<String, CloudProvider> providers;
   private final PluginSet<ProviderApi> apis;
   private final Function<String, @Nullable String> environment;
   private final List<Endpoint> endpoints;
@@ -45,7 +45,7 @@ public final class ExternalProviders {
     this.environment = b.environment;
     List<Endpoint> eps = new ArrayList<>();
     PriceTable prices = PriceTable.empty();
-    for (ExternalProvider p : providers.values()) {
+    for (CloudProvider p : providers.values()) {
       eps.addAll(p.endpoints());
       prices = prices.with(p.priceTable());
     }
@@ -63,7 +63,7 @@ public final class ExternalProviders {
   }
 
   /** The providers by name. */
-  public Map<String, ExternalProvider> providers() {
+  public Map<String, CloudProvider> providers() {
     return providers;
   }
 
@@ -83,15 +83,15 @@ public final class ExternalProviders {
   }
 
   /** The provider of an external endpoint, or empty for a local one or one of another provider set. */
-  public Optional<ExternalProvider> providerOf(Endpoint endpoint) {
-    String name = endpoint.label(ExternalProvider.PROVIDER_LABEL);
+  public Optional<CloudProvider> providerOf(Endpoint endpoint) {
+    String name = endpoint.label(CloudProvider.PROVIDER_LABEL);
     return name == null || !endpoint.isExternal() ? Optional.empty() : Optional.ofNullable(providers.get(name));
   }
 
   /** The cost of {@code usage} on an external endpoint's model; 0 for endpoints not of these providers. */
   public double cost(Endpoint endpoint, Usage usage) {
     return providerOf(endpoint).map(p -> {
-      ExternalProvider.Model m = p.models().get(endpoint.model());
+      CloudProvider.Model m = p.models().get(endpoint.model());
       return m == null ? 0.0 : m.prices().cost(usage);
     }).orElse(0.0);
   }
@@ -102,7 +102,7 @@ public final class ExternalProviders {
    */
   public List<String> problems() {
     List<String> out = new ArrayList<>();
-    for (ExternalProvider p : providers.values()) {
+    for (CloudProvider p : providers.values()) {
       if (apis.find(p.api()).isEmpty()) {
         out.add("provider " + p.name() + ": no ProviderApi named '" + p.api() + "'; known: " + apis.names());
       }
@@ -129,9 +129,9 @@ public final class ExternalProviders {
    */
   public ProviderRequest prepare(Endpoint endpoint, ApiFormat clientFormat, ObjectNode body)
       throws ProviderUnavailableException, UnsupportedTranslationException {
-    ExternalProvider p = providerOf(endpoint).orElseThrow(() ->
+    CloudProvider p = providerOf(endpoint).orElseThrow(() ->
         new ProviderUnavailableException("endpoint " + endpoint.id() + " is not an external provider's"));
-    ExternalProvider.Model model = p.models().get(endpoint.model());
+    CloudProvider.Model model = p.models().get(endpoint.model());
     if (model == null) {
       throw new ProviderUnavailableException("provider " + p.name() + " does not serve " + endpoint.model());
     }
@@ -189,13 +189,13 @@ public final class ExternalProviders {
 
   /** Configures {@link ExternalProviders}; not thread-safe. */
   public static final class Builder {
-    private final Map<String, ExternalProvider> providers = new LinkedHashMap<>();
+    private final Map<String, CloudProvider> providers = new LinkedHashMap<>();
     private @Nullable PluginSet<ProviderApi> apis;
     private Function<String, @Nullable String> environment = System::getenv;
 
     private Builder() {}
 
-    public Builder provider(ExternalProvider provider) {
+    public Builder provider(CloudProvider provider) {
       Objects.requireNonNull(provider, "provider");
       if (providers.putIfAbsent(provider.name(), provider) != null) {
         throw new IllegalArgumentException("provider '" + provider.name() + "' added twice");
@@ -203,7 +203,7 @@ public final class ExternalProviders {
       return this;
     }
 
-    public Builder providers(List<ExternalProvider> all) {
+    public Builder providers(List<CloudProvider> all) {
       all.forEach(this::provider);
       return this;
     }

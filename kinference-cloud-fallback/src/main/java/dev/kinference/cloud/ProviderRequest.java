@@ -13,8 +13,8 @@ import java.util.Objects;
  * @param provider the provider
  * @param model the provider's model
  */
-public record ProviderRequest(HttpRequest httpRequest, ApiFormat upstreamFormat, ExternalProvider provider,
-    ExternalProvider.Model model) {
+public record ProviderRequest(HttpRequest httpRequest, ApiFormat upstreamFormat, CloudProvider provider,
+    CloudProvider.Model model) {
 
   public ProviderRequest {
     Objects.requireNonNull(httpRequest, "httpRequest");

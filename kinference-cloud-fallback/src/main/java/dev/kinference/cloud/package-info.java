@@ -1,5 +1,5 @@
 /**
- * External (cloud) providers as fleet members: {@link dev.kinference.cloud.ExternalProvider} describes an OpenAI-
+ * External (cloud) providers as fleet members: {@link dev.kinference.cloud.CloudProvider} describes an OpenAI-
  * or Anthropic-compatible API (base URL, the environment variable holding its key, models and their prices,
  * timeouts); {@link dev.kinference.cloud.ExternalProviders} turns providers into core
  * {@link dev.kinference.endpoint.Endpoint}s labelled {@code kinference.dev/external=true} and prepares the HTTP

@@ -89,7 +89,7 @@ class ProviderClientTest {
   }
 
   private ExternalProviders providers(Map<String, String> env) {
-    ExternalProvider p = ExternalProvider.builder("claude-cloud").api("anthropic")
+    CloudProvider p = CloudProvider.builder("claude-cloud").api("anthropic")
         .baseUri("http://127.0.0.1:" + port)
         .apiKeyEnv("TEST_ANTHROPIC_KEY")
         .model("big", "claude-real", new Prices(3, 0.3, 15))
@@ -108,7 +108,7 @@ class ProviderClientTest {
     Endpoint e = ps.endpoints().get(0);
     assertThat(e.id()).isEqualTo("external:claude-cloud/big");
     assertThat(e.isExternal()).isTrue();
-    assertThat(e.label(ExternalProvider.PROVIDER_MODEL_LABEL)).isEqualTo("claude-real");
+    assertThat(e.label(CloudProvider.PROVIDER_MODEL_LABEL)).isEqualTo("claude-real");
     assertThat(ps.problems()).isEmpty();
     assertThat(Plugins.load(ProviderApi.class).names()).containsExactly("anthropic", "openai");
   }
@@ -170,8 +170,8 @@ class ProviderClientTest {
 
   @Test
   void keysAreNeverAcceptedAsHeadersOrInvalidNames() {
-    assertThatThrownBy(() -> ExternalProvider.builder("p").header("Authorization", "Bearer x"))
+    assertThatThrownBy(() -> CloudProvider.builder("p").header("Authorization", "Bearer x"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> ExternalProvider.builder("Bad Name")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> CloudProvider.builder("Bad Name")).isInstanceOf(IllegalArgumentException.class);
   }
 }

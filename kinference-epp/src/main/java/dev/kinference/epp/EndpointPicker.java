@@ -6,10 +6,10 @@ import com.google.protobuf.Value;
 import dev.kinference.cloud.translate.ApiErrors;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.policy.model.Tenant;
-import dev.kinference.gateway.Caller;
+import dev.kinference.gateway.CallerIdentity;
 import dev.kinference.gateway.SessionHints;
 import dev.kinference.gateway.RequestGuard;
-import dev.kinference.gateway.Reservation;
+import dev.kinference.gateway.RequestReservation;
 import dev.kinference.request.ApiFormat;
 import dev.kinference.request.InferenceRequest;
 import dev.kinference.request.InvalidRequestException;
@@ -158,7 +158,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     private boolean answered; // the request phase has its answer (a destination or a refusal)
     private boolean closed;
     private @Nullable RoutingDecision decision;
-    private @Nullable Reservation reservation;
+    private @Nullable RequestReservation reservation;
     private @Nullable ResponseObserver observer;
     private int status = 200;
     private boolean firstToken;
@@ -272,10 +272,10 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
 
     private void pick() {
       byte[] bytes = body.toByteArray();
-      Caller caller;
+      CallerIdentity caller;
       String named = tenantHeader == null ? null : headers.get(tenantHeader);
       if (named != null && !named.isBlank()) {
-        caller = Caller.of(named.trim()); // the proxy in front authenticated the caller
+        caller = CallerIdentity.of(named.trim()); // the proxy in front authenticated the caller
       } else {
         try {
           caller = guard.authenticate(format, headers::get);
@@ -304,7 +304,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
         rb.header("x-request-id", requestId);
       }
       InferenceRequest request = rb.build();
-      Reservation admitted;
+      RequestReservation admitted;
       try {
         admitted = guard.admit(caller, request);
       } catch (RequestRejectedException e) {
@@ -457,7 +457,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     /** The response ended: the router and the accounting learn how it went. */
     private void finish() {
       RoutingDecision d = decision;
-      Reservation res = reservation;
+      RequestReservation res = reservation;
       decision = null;
       reservation = null;
       if (d == null) {
@@ -479,7 +479,7 @@ public final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcesso
     /** The stream ended before the response did: what was counted is released. */
     private void abandon() {
       RoutingDecision d = decision;
-      Reservation res = reservation;
+      RequestReservation res = reservation;
       decision = null;
       reservation = null;
       if (d != null) {

@@ -2,10 +2,10 @@ package dev.kinference.epp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kinference.gateway.Caller;
+import dev.kinference.gateway.CallerIdentity;
 import dev.kinference.gateway.PolicyGateway;
 import dev.kinference.gateway.RequestGuard;
-import dev.kinference.gateway.Reservation;
+import dev.kinference.gateway.RequestReservation;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.request.ApiFormat;
 import dev.kinference.request.InferenceRequest;
@@ -31,18 +31,18 @@ class EndpointPickerObjectiveTest {
     final LinkedBlockingQueue<Integer> priorities = new LinkedBlockingQueue<>();
 
     @Override
-    public Caller authenticate(ApiFormat format, Function<String, @Nullable String> header) {
+    public CallerIdentity authenticate(ApiFormat format, Function<String, @Nullable String> header) {
       return RequestGuard.OPEN.authenticate(format, header);
     }
 
     @Override
-    public Reservation admit(Caller caller, InferenceRequest request) {
+    public RequestReservation admit(CallerIdentity caller, InferenceRequest request) {
       priorities.add(request.priority());
       return RequestGuard.OPEN.admit(caller, request);
     }
 
     @Override
-    public @Nullable List<String> models(Caller caller) {
+    public @Nullable List<String> models(CallerIdentity caller) {
       return RequestGuard.OPEN.models(caller);
     }
   }

@@ -65,10 +65,10 @@ final class Exchange implements AdmissionQueue.Waiter {
   final ExchangeTrace trace;
   private final AtomicBoolean recorded = new AtomicBoolean();
 
-  Caller caller = Caller.ANONYMOUS;
+  CallerIdentity caller = CallerIdentity.ANONYMOUS;
   @Nullable InferenceRequest req;
   byte[] body = new byte[0];
-  @Nullable Reservation reservation;
+  @Nullable RequestReservation reservation;
 
   // Guarded by this.
   @Nullable Attempt attempt;
@@ -126,7 +126,7 @@ final class Exchange implements AdmissionQueue.Waiter {
   }
 
   void release() {
-    Reservation r = reservation;
+    RequestReservation r = reservation;
     if (r != null) {
       r.release();
     }
@@ -319,7 +319,7 @@ final class Exchange implements AdmissionQueue.Waiter {
     Endpoint e = a.endpoint();
     Usage usage = charged(a, reported);
     double cost = g.cost(e, usage);
-    Reservation r = reservation;
+    RequestReservation r = reservation;
     if (r != null) {
       r.settle(usage, e, cost, errorType != null);
     }

@@ -163,7 +163,7 @@ final class GatewayHandler extends Handler.Abstract {
 
   private boolean pooling(Request request, Response response, Callback callback, String path) {
     g.lastArrivalNanos = System.nanoTime();
-    Caller caller;
+    CallerIdentity caller;
     try {
       caller = g.guard.authenticate(ApiFormat.OPENAI_CHAT, name -> request.getHeaders().get(name));
     } catch (RequestRejectedException e) {
@@ -256,7 +256,7 @@ final class GatewayHandler extends Handler.Abstract {
 
   private boolean models(Request request, Response response, Callback callback) {
     ApiFormat format = formatOf(request);
-    Caller caller;
+    CallerIdentity caller;
     try {
       caller = g.guard.authenticate(format, name -> request.getHeaders().get(name));
     } catch (RequestRejectedException e) {

@@ -1,6 +1,6 @@
 package dev.kinference.gateway;
 
-import dev.kinference.cloud.ExternalProvider;
+import dev.kinference.cloud.CloudProvider;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.request.ApiFormat;
 import org.jspecify.annotations.Nullable;
@@ -41,7 +41,7 @@ final class GenAiNames {
     if (!endpoint.isExternal()) {
       return "vllm";
     }
-    String api = endpoint.label(ExternalProvider.API_LABEL);
+    String api = endpoint.label(CloudProvider.API_LABEL);
     return api == null ? "openai" : api;
   }
 
@@ -50,7 +50,7 @@ final class GenAiNames {
     if (endpoint == null) {
       return "";
     }
-    String providerModel = endpoint.label(ExternalProvider.PROVIDER_MODEL_LABEL);
+    String providerModel = endpoint.label(CloudProvider.PROVIDER_MODEL_LABEL);
     return providerModel != null ? providerModel : endpoint.model();
   }
 }

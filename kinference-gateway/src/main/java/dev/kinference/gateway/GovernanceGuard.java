@@ -40,7 +40,7 @@ public final class GovernanceGuard implements RequestGuard {
   }
 
   @Override
-  public Caller authenticate(ApiFormat format, Function<String, @Nullable String> header) {
+  public CallerIdentity authenticate(ApiFormat format, Function<String, @Nullable String> header) {
     Map<String, String> headers = new HashMap<>();
     copy(header, "authorization", headers);
     copy(header, "x-api-key", headers);
@@ -51,7 +51,7 @@ public final class GovernanceGuard implements RequestGuard {
       }
     }
     dev.kinference.policy.engine.Caller c = governance.authenticate(headers);
-    return new Caller(c.tenant(), c.keyName());
+    return new CallerIdentity(c.tenant(), c.keyName());
   }
 
   private static void copy(Function<String, @Nullable String> header, String name, Map<String, String> out) {
@@ -62,9 +62,9 @@ public final class GovernanceGuard implements RequestGuard {
   }
 
   @Override
-  public Reservation admit(Caller caller, InferenceRequest request) {
+  public RequestReservation admit(CallerIdentity caller, InferenceRequest request) {
     Admission admission = governance.reserve(request);
-    return new Reservation() {
+    return new RequestReservation() {
       @Override
       public InferenceRequest request() {
         return admission.request();
@@ -89,7 +89,7 @@ public final class GovernanceGuard implements RequestGuard {
   }
 
   @Override
-  public @Nullable List<String> models(Caller caller) {
+  public @Nullable List<String> models(CallerIdentity caller) {
     PolicyConfig cfg = governance.config();
     String tenant = caller.tenant();
     if (tenant != null) {
@@ -104,7 +104,7 @@ public final class GovernanceGuard implements RequestGuard {
 
   /** The caller's tenant's traffic policy; {@link Tenant.Traffic#DEFAULT} for an anonymous or unknown caller. */
   @Override
-  public Tenant.Traffic traffic(Caller caller) {
+  public Tenant.Traffic traffic(CallerIdentity caller) {
     String tenant = caller.tenant();
     Tenant t = tenant == null ? null : governance.config().tenant(tenant);
     return t == null ? Tenant.Traffic.DEFAULT : t.spec().traffic();

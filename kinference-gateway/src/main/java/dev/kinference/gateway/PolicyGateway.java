@@ -3,7 +3,7 @@ package dev.kinference.gateway;
 import dev.kinference.cache.ApproximateCacheIndex;
 import dev.kinference.cache.CacheIndex;
 import dev.kinference.cache.PreciseCacheIndex;
-import dev.kinference.cloud.ExternalProvider;
+import dev.kinference.cloud.CloudProvider;
 import dev.kinference.cloud.ExternalProviders;
 import dev.kinference.cloud.PriceTable;
 import dev.kinference.cloud.Prices;
@@ -16,6 +16,7 @@ import dev.kinference.policy.config.PolicyWatcher;
 import dev.kinference.policy.engine.Governance;
 import dev.kinference.policy.limits.RateLimitStore;
 import dev.kinference.policy.engine.YamlPolicyEngine;
+import dev.kinference.policy.model.ExternalProvider;
 import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.Price;
 import dev.kinference.routing.Router;
@@ -216,10 +217,10 @@ public final class PolicyGateway implements AutoCloseable {
 
   /** The configuration's external providers, for the cloud module. */
   static ExternalProviders providers(PolicyConfig cfg, Function<String, @Nullable String> environment) {
-    List<ExternalProvider> out = new ArrayList<>();
-    for (dev.kinference.policy.model.ExternalProvider p : cfg.providers()) {
+    List<CloudProvider> out = new ArrayList<>();
+    for (ExternalProvider p : cfg.providers()) {
       var spec = p.spec();
-      ExternalProvider.Builder b = ExternalProvider.builder(p.name()).api(spec.api().yamlName())
+      CloudProvider.Builder b = CloudProvider.builder(p.name()).api(spec.api().yamlName())
           .baseUri(spec.baseUrl().toString())
           .connectTimeout(spec.timeouts().connect())
           .firstTokenTimeout(spec.timeouts().firstToken())

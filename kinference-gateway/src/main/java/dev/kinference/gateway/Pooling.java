@@ -53,8 +53,8 @@ final class Pooling {
   private final Response response;
   private final Callback callback;
   private final String path;
-  private final Caller caller;
-  private @Nullable Reservation reservation;
+  private final CallerIdentity caller;
+  private @Nullable RequestReservation reservation;
   private String model = "-";
   private String askedModel = "-";
   private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
@@ -67,7 +67,7 @@ final class Pooling {
   private volatile double chargedCost;
   private volatile @Nullable String errorType;
 
-  Pooling(Gateway g, Request request, Response response, Callback callback, String path, Caller caller) {
+  Pooling(Gateway g, Request request, Response response, Callback callback, String path, CallerIdentity caller) {
     this.g = g;
     this.request = request;
     this.response = response;
@@ -116,7 +116,7 @@ final class Pooling {
         error(400, e.getMessage(), "client_error");
         return;
       }
-      Reservation admitted;
+      RequestReservation admitted;
       try {
         admitted = g.guard.admit(caller, r);
       } catch (RequestRejectedException e) {
@@ -142,7 +142,7 @@ final class Pooling {
       send(root, choice.ranked(), 0, input);
     } catch (RuntimeException e) {
       LOG.error("{} failed", path, e);
-      Reservation r = reservation;
+      RequestReservation r = reservation;
       if (r != null) {
         r.release();
       }
@@ -311,7 +311,7 @@ final class Pooling {
     }
     String errorType = status >= 500 ? "upstream" : status >= 400 ? "client_error" : null;
     double cost = g.cost(e, usage);
-    Reservation r = reservation;
+    RequestReservation r = reservation;
     if (r != null) {
       r.settle(usage, e, cost, errorType != null);
     }
@@ -336,7 +336,7 @@ final class Pooling {
   }
 
   private void fail(Endpoint e, int status, String message) {
-    Reservation r = reservation;
+    RequestReservation r = reservation;
     if (r != null) {
       r.settle(Usage.UNKNOWN, e, 0, true);
     }

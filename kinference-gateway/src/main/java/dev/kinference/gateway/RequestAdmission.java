@@ -44,7 +44,7 @@ final class RequestAdmission {
     InferenceRequest r = b.build();
     x.req = r;
     try {
-      Reservation admitted = x.g.guard.admit(x.caller, r);
+      RequestReservation admitted = x.g.guard.admit(x.caller, r);
       x.reservation = admitted;
       x.req = admitted.request();
       return admitted.request();

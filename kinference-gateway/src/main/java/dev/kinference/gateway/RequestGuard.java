@@ -19,17 +19,17 @@ public interface RequestGuard {
   /** No authentication, no limits; every model is listed. */
   RequestGuard OPEN = new RequestGuard() {
     @Override
-    public Caller authenticate(ApiFormat format, Function<String, @Nullable String> header) {
-      return Caller.ANONYMOUS;
+    public CallerIdentity authenticate(ApiFormat format, Function<String, @Nullable String> header) {
+      return CallerIdentity.ANONYMOUS;
     }
 
     @Override
-    public Reservation admit(Caller caller, InferenceRequest request) {
-      return Reservation.unlimited(request);
+    public RequestReservation admit(CallerIdentity caller, InferenceRequest request) {
+      return RequestReservation.unlimited(request);
     }
 
     @Override
-    public @Nullable List<String> models(Caller caller) {
+    public @Nullable List<String> models(CallerIdentity caller) {
       return null;
     }
   };
@@ -40,7 +40,7 @@ public interface RequestGuard {
    * @param header looks a request header up by name, case-insensitively
    * @throws RequestRejectedException 401 when credentials are missing or unknown, 403 when they are refused
    */
-  Caller authenticate(ApiFormat format, Function<String, @Nullable String> header);
+  CallerIdentity authenticate(ApiFormat format, Function<String, @Nullable String> header);
 
   /**
    * Admits {@code request} (already carrying the caller's tenant) or refuses it, reserving what its limits need.
@@ -48,17 +48,17 @@ public interface RequestGuard {
    * @throws RequestRejectedException 403 for a model the caller may not use, 429 with a retry delay when a limit
    *     is reached
    */
-  Reservation admit(Caller caller, InferenceRequest request);
+  RequestReservation admit(CallerIdentity caller, InferenceRequest request);
 
   /** The model names {@code caller} may use, for {@code GET /v1/models}; null lists every model served. */
-  @Nullable List<String> models(Caller caller);
+  @Nullable List<String> models(CallerIdentity caller);
 
   /**
    * The traffic class and priority {@code caller}'s requests get, within which the {@code x-kinference-traffic-class}
    * and {@code x-kinference-priority} headers may choose. By default {@link Tenant.Traffic#DEFAULT}: interactive
    * unless batch is asked for, priority 0 and no higher.
    */
-  default Tenant.Traffic traffic(Caller caller) {
+  default Tenant.Traffic traffic(CallerIdentity caller) {
     return Tenant.Traffic.DEFAULT;
   }
 }

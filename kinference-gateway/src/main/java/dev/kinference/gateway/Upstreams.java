@@ -3,7 +3,7 @@ package dev.kinference.gateway;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.kinference.cloud.ExternalProvider;
+import dev.kinference.cloud.CloudProvider;
 import dev.kinference.cloud.ExternalProviders;
 import dev.kinference.cloud.ProviderRequest;
 import dev.kinference.cloud.ProviderUnavailableException;
@@ -44,7 +44,7 @@ final class Upstreams implements AutoCloseable {
 
   /** A request ready to send. */
   record Prepared(Call call, ApiFormat upstreamFormat, Duration firstTokenTimeout, Duration idleTimeout,
-      Duration requestTimeout, @Nullable ExternalProvider provider) {}
+      Duration requestTimeout, @Nullable CloudProvider provider) {}
 
   /** How a prepared request travels. */
   sealed interface Call permits LocalCall, ProviderCall {}
@@ -129,7 +129,7 @@ final class Upstreams implements AutoCloseable {
         parsed = copy;
       }
       ProviderRequest pr = providers.prepare(endpoint, request.format(), parsed);
-      ExternalProvider p = pr.provider();
+      CloudProvider p = pr.provider();
       HttpClient client = external.computeIfAbsent(p.name(), n -> HttpClient.newBuilder()
           .connectTimeout(p.connectTimeout()).followRedirects(HttpClient.Redirect.NEVER).executor(executor)
           .build());

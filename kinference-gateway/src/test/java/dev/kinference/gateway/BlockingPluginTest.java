@@ -86,14 +86,14 @@ class BlockingPluginTest {
     final CountDownLatch settled = new CountDownLatch(1);
 
     @Override
-    public Caller authenticate(ApiFormat format, Function<String, @Nullable String> header) {
-      return Caller.ANONYMOUS;
+    public CallerIdentity authenticate(ApiFormat format, Function<String, @Nullable String> header) {
+      return CallerIdentity.ANONYMOUS;
     }
 
     @Override
-    public Reservation admit(Caller caller, InferenceRequest request) {
+    public RequestReservation admit(CallerIdentity caller, InferenceRequest request) {
       boolean hold = String.valueOf(request.body()).contains("hold me");
-      return new Reservation() {
+      return new RequestReservation() {
         @Override
         public InferenceRequest request() {
           return request;
@@ -118,7 +118,7 @@ class BlockingPluginTest {
     }
 
     @Override
-    public @Nullable List<String> models(Caller caller) {
+    public @Nullable List<String> models(CallerIdentity caller) {
       return null;
     }
   }

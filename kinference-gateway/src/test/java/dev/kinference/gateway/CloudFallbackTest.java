@@ -23,7 +23,7 @@ import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionFunctionTool;
 import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
-import dev.kinference.cloud.ExternalProvider;
+import dev.kinference.cloud.CloudProvider;
 import dev.kinference.cloud.ExternalProviders;
 import dev.kinference.cloud.Prices;
 import dev.kinference.endpoint.EndpointState;
@@ -46,9 +46,9 @@ import org.junit.jupiter.api.Test;
  */
 class CloudFallbackTest {
 
-  static final String CLAUDE = ExternalProvider.endpointId("anthropic-cloud", "claude-x");
-  static final String GPT = ExternalProvider.endpointId("openai-cloud", "gpt-x");
-  static final String NO_KEY = ExternalProvider.endpointId("keyless-cloud", "free-x");
+  static final String CLAUDE = CloudProvider.endpointId("anthropic-cloud", "claude-x");
+  static final String GPT = CloudProvider.endpointId("openai-cloud", "gpt-x");
+  static final String NO_KEY = CloudProvider.endpointId("keyless-cloud", "free-x");
   static FakeCloud cloud;
   static Harness h;
   static OpenAIClient openai;
@@ -79,11 +79,11 @@ class CloudFallbackTest {
 
   static ExternalProviders providers(FakeCloud c) {
     return ExternalProviders.builder()
-        .provider(ExternalProvider.builder("anthropic-cloud").api("anthropic").baseUri(c.baseUrl())
+        .provider(CloudProvider.builder("anthropic-cloud").api("anthropic").baseUri(c.baseUrl())
             .apiKeyEnv("TEST_ANTHROPIC_KEY").model("claude-x", new Prices(3, 0.3, 15)).build())
-        .provider(ExternalProvider.builder("openai-cloud").api("openai").baseUri(c.baseUrl() + "/v1")
+        .provider(CloudProvider.builder("openai-cloud").api("openai").baseUri(c.baseUrl() + "/v1")
             .apiKeyEnv("TEST_OPENAI_KEY").model("gpt-x", Prices.of(2.5, 10)).build())
-        .provider(ExternalProvider.builder("keyless-cloud").api("openai").baseUri(c.baseUrl() + "/v1")
+        .provider(CloudProvider.builder("keyless-cloud").api("openai").baseUri(c.baseUrl() + "/v1")
             .apiKeyEnv("TEST_UNSET_KEY").model("free-x", Prices.FREE).build())
         .environment(Map.of("TEST_ANTHROPIC_KEY", FakeCloud.KEY, "TEST_OPENAI_KEY", FakeCloud.KEY)::get)
         .build();

@@ -185,10 +185,10 @@ class TrafficPolicyTest {
 
   @Test
   void anAnonymousOrUnknownCallerGetsTheDefaultTrafficPolicy() {
-    assertThat(RequestGuard.OPEN.traffic(Caller.ANONYMOUS)).isEqualTo(Tenant.Traffic.DEFAULT);
+    assertThat(RequestGuard.OPEN.traffic(CallerIdentity.ANONYMOUS)).isEqualTo(Tenant.Traffic.DEFAULT);
     GovernanceGuard guard = GovernanceGuard.of(governance);
-    assertThat(guard.traffic(Caller.ANONYMOUS)).isEqualTo(Tenant.Traffic.DEFAULT);
-    assertThat(guard.traffic(Caller.of("gone"))).isEqualTo(Tenant.Traffic.DEFAULT);
-    assertThat(guard.traffic(Caller.of("jobs")).defaultClass()).isEqualTo(TrafficClass.BATCH);
+    assertThat(guard.traffic(CallerIdentity.ANONYMOUS)).isEqualTo(Tenant.Traffic.DEFAULT);
+    assertThat(guard.traffic(CallerIdentity.of("gone"))).isEqualTo(Tenant.Traffic.DEFAULT);
+    assertThat(guard.traffic(CallerIdentity.of("jobs")).defaultClass()).isEqualTo(TrafficClass.BATCH);
   }
 }

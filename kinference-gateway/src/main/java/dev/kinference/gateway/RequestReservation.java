@@ -10,12 +10,12 @@ import java.util.Objects;
  * The gateway ends it exactly once: {@link #settle} with what the request really used once it reached a server,
  * or {@link #release} if it never did. Implementations must be thread-safe and ignore calls after the first end.
  */
-public interface Reservation {
+public interface RequestReservation {
 
   /** Nothing reserved for {@code request}. */
-  static Reservation unlimited(InferenceRequest request) {
+  static RequestReservation unlimited(InferenceRequest request) {
     Objects.requireNonNull(request, "request");
-    return new Reservation() {
+    return new RequestReservation() {
       @Override
       public InferenceRequest request() {
         return request;

@@ -18,11 +18,12 @@ import org.jspecify.annotations.Nullable;
  * prices, and its timeouts. Each model becomes one fleet {@link Endpoint} with the id
  * {@code external:<provider>/<model>} (the policy module's convention), labelled
  * {@link Endpoint#EXTERNAL_LABEL}{@code =true} and {@value #PROVIDER_LABEL}{@code =<provider>}, so a policy can name
- * it as a fallback.
+ * it as a fallback. This is the client's side of a provider: the gateway builds one from a policy file's
+ * {@code ExternalProvider} resource.
  *
  * <p>Immutable and thread-safe; build one with {@link #builder(String)}.
  */
-public final class ExternalProvider {
+public final class CloudProvider {
 
   /** Endpoint label: the provider's name. */
   public static final String PROVIDER_LABEL = "kinference.dev/provider";
@@ -65,7 +66,7 @@ public final class ExternalProvider {
   private final Map<String, String> headers;
   private final List<Endpoint> endpoints;
 
-  private ExternalProvider(Builder b) {
+  private CloudProvider(Builder b) {
     this.name = b.name;
     this.api = b.api;
     this.baseUri = Objects.requireNonNull(b.baseUri, "baseUri");
@@ -170,10 +171,10 @@ public final class ExternalProvider {
 
   @Override
   public String toString() {
-    return "ExternalProvider[" + name + " " + api + " " + baseUri + " models=" + models.keySet() + "]";
+    return "CloudProvider[" + name + " " + api + " " + baseUri + " models=" + models.keySet() + "]";
   }
 
-  /** Configures an {@link ExternalProvider}; each setter validates its argument. Not thread-safe. */
+  /** Configures a {@link CloudProvider}; each setter validates its argument. Not thread-safe. */
   public static final class Builder {
     private final String name;
     private String api = "openai";
@@ -286,14 +287,14 @@ public final class ExternalProvider {
       return this;
     }
 
-    public ExternalProvider build() {
+    public CloudProvider build() {
       if (baseUri == null) {
         throw new IllegalStateException("provider " + name + " needs a baseUri");
       }
       if (models.isEmpty()) {
         throw new IllegalStateException("provider " + name + " serves no model");
       }
-      return new ExternalProvider(this);
+      return new CloudProvider(this);
     }
 
     private static Duration positive(Duration d, String what) {

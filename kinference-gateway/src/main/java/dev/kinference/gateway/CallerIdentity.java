@@ -9,14 +9,14 @@ import org.jspecify.annotations.Nullable;
  * @param tenant the tenant name, or null for an anonymous caller of an open gateway
  * @param keyId a non-secret identifier of the credential used (for logs), or null
  */
-public record Caller(@Nullable String tenant, @Nullable String keyId) {
+public record CallerIdentity(@Nullable String tenant, @Nullable String keyId) {
 
   /** The caller of a gateway without authentication. */
-  public static final Caller ANONYMOUS = new Caller(null, null);
+  public static final CallerIdentity ANONYMOUS = new CallerIdentity(null, null);
 
   /** A caller of a tenant. */
-  public static Caller of(String tenant) {
-    return new Caller(Objects.requireNonNull(tenant, "tenant"), null);
+  public static CallerIdentity of(String tenant) {
+    return new CallerIdentity(Objects.requireNonNull(tenant, "tenant"), null);
   }
 
   /** The tenant name for metrics and logs: the tenant, or {@code anonymous}. */
