@@ -83,7 +83,7 @@ final class ConfigValidator {
         }
         case InferencePool p -> {
           for (int i = 0; i < p.spec().endpoints().size(); i++) {
-            String id = Binder.endpointId(p.spec().endpoints().get(i));
+            String id = PoolBinder.endpointId(p.spec().endpoints().get(i));
             Parsed other = id == null ? null : endpointIds.putIfAbsent(id, d);
             if (other != null && other != d) {
               error(d, "spec.endpoints[" + i + "]", "endpoint id '" + id + "' is also a member of pool "
@@ -177,7 +177,7 @@ final class ConfigValidator {
     if (doc != null && doc.resource() instanceof ExternalProvider p && model != null && !p.offers(model)) {
       List<String> offered = p.spec().models().stream().map(ExternalProvider.Model::name).toList();
       error(d, path + ".model", "provider " + provider + " offers no model '" + model + "'"
-          + Binder.suggest(model, offered) + "; it offers " + String.join(", ", offered));
+          + Suggestions.suggest(model, offered) + "; it offers " + String.join(", ", offered));
     }
   }
 
@@ -191,7 +191,7 @@ final class ConfigValidator {
     if (target == null) {
       List<String> names = byKindName.values().stream().filter(p -> kind.equals(p.kind()))
           .map(p -> Objects.requireNonNull(p.name())).toList();
-      error(d, path, "no " + kind + " named '" + name + "'" + Binder.suggest(name, names)
+      error(d, path, "no " + kind + " named '" + name + "'" + Suggestions.suggest(name, names)
           + (names.isEmpty() ? "" : "; known: " + String.join(", ", names)));
       return false;
     }
@@ -211,7 +211,7 @@ final class ConfigValidator {
     TreeSet<String> known = new TreeSet<>(aliasByModel.keySet());
     known.addAll(poolModels);
     error(d, path, "no model '" + model + "': neither a ModelAlias's public model nor a pool's served model"
-        + Binder.suggest(model, known) + (known.isEmpty() ? "" : "; known: " + String.join(", ", known)));
+        + Suggestions.suggest(model, known) + (known.isEmpty() ? "" : "; known: " + String.join(", ", known)));
   }
 
   private void checkTenant(Parsed d, Tenant t) {

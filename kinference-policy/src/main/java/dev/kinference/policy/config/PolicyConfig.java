@@ -211,7 +211,7 @@ public final class PolicyConfig {
       for (InferencePool.StaticEndpoint se : p.spec().endpoints()) {
         Map<String, String> labels = new LinkedHashMap<>(se.labels());
         labels.put(InferencePool.POOL_LABEL, p.name());
-        out.add(new Endpoint(Objects.requireNonNull(Binder.endpointId(se)), URI.create(se.url()), p.spec().model(),
+        out.add(new Endpoint(Objects.requireNonNull(PoolBinder.endpointId(se)), URI.create(se.url()), p.spec().model(),
             labels));
       }
     }

@@ -136,8 +136,8 @@ public final class YamlPolicyEngine implements PolicyEngine {
       v = new PolicyVerdict.Reject(500, "policy evaluation failed: " + ex.getClass().getSimpleName(), null,
           e.trace);
     }
-    return new Explanation(v, explaining ? e.promptTokens() : -1, e.personalDataIfKnown(),
-        e.promptClassIfKnown());
+    return new Explanation(v, explaining ? e.facts.promptTokens() : -1, e.facts.personalDataIfKnown(),
+        e.facts.promptClassIfKnown());
   }
 
   List<PolicyConfig.RuleRef> rules(PolicyConfig cfg) {
