@@ -6,7 +6,6 @@ import dev.kinference.policy.model.InferencePolicy;
 import dev.kinference.policy.model.InferencePolicy.Action;
 import dev.kinference.policy.model.InferencePolicy.Match;
 import dev.kinference.policy.model.InferencePolicy.PoolCondition;
-import dev.kinference.policy.model.InferencePolicy.Range;
 import dev.kinference.policy.model.InferencePool;
 import dev.kinference.policy.model.ModelAlias;
 import dev.kinference.policy.model.Resource;
@@ -26,7 +25,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The checks that need every resource: duplicate names, references that do not resolve, alias and fallback cycles,
  * tenants' keys and headers that identify two tenants, and rules shadowed by earlier rules. References to a
- * resource that exists but has errors of its own are not reported again. Not thread-safe; one per build.
+ * resource that exists but has errors of its own are not reported again. Which rule covers which is
+ * {@link RuleCoverage}'s. Not thread-safe; one per build.
  */
 final class ConfigValidator {
 
@@ -415,7 +415,7 @@ final class ConfigValidator {
       Located later = all.get(b);
       for (int a = 0; a < b; a++) {
         Located earlier = all.get(a);
-        String why = shadows(earlier.rule(), later.rule());
+        String why = RuleCoverage.shadows(earlier.rule(), later.rule());
         if (why != null) {
           warn(later.doc(), later.path(), "rule " + later.id() + " never has an effect: rule " + earlier.id() + " ("
               + where(earlier.doc(), earlier.path()) + ") matches every request it matches and " + why);
@@ -443,8 +443,8 @@ final class ConfigValidator {
       for (int i = 0; i < all.size(); i++) {
         Located local = all.get(i);
         if (i == q || !Boolean.TRUE.equals(local.rule().action().requireLocal())
-            || !covers(local.rule().match(), route.rule().match()) || !reaches(all, Math.min(i, q), Math.max(i, q),
-                route.rule().match())) {
+            || !RuleCoverage.covers(local.rule().match(), route.rule().match())
+            || !reaches(all, Math.min(i, q), Math.max(i, q), route.rule().match())) {
           continue;
         }
         error(route.doc(), route.path() + ".action.route.alias", "every request rule " + route.id() + " routes to "
@@ -456,8 +456,8 @@ final class ConfigValidator {
     }
     for (int i = 0; i < all.size(); i++) {
       Located local = all.get(i);
-      if (!Boolean.TRUE.equals(local.rule().action().requireLocal()) || !covers(local.rule().match(), Match.ANY)
-          || !reaches(all, 0, i, Match.ANY)) {
+      if (!Boolean.TRUE.equals(local.rule().action().requireLocal())
+          || !RuleCoverage.covers(local.rule().match(), Match.ANY) || !reaches(all, 0, i, Match.ANY)) {
         continue;
       }
       for (Parsed d : byKindName.values()) {
@@ -475,7 +475,7 @@ final class ConfigValidator {
   private static boolean reaches(List<Located> all, int from, int to, Match m) {
     for (int i = from; i < to; i++) {
       InferencePolicy.Rule rule = all.get(i).rule();
-      if ((rule.stop() || rule.action().reject() != null) && covers(rule.match(), m)) {
+      if ((rule.stop() || rule.action().reject() != null) && RuleCoverage.covers(rule.match(), m)) {
         return false;
       }
     }
@@ -534,90 +534,6 @@ final class ConfigValidator {
       }
     }
     return true;
-  }
-
-  /** Why {@code earlier} leaves {@code later} nothing to do, or null when {@code later} can have an effect. */
-  static @Nullable String shadows(InferencePolicy.Rule earlier, InferencePolicy.Rule later) {
-    if (!covers(earlier.match(), later.match())) {
-      return null;
-    }
-    Action a = earlier.action();
-    if (a.reject() != null) {
-      return "rejects all of them first";
-    }
-    if (earlier.stop()) {
-      return "stops evaluation for all of them";
-    }
-    Action b = later.action();
-    if (b.reject() != null) {
-      return null;
-    }
-    boolean covered = (b.route() == null || a.route() != null)
-        && (b.rewriteModel() == null || a.rewriteModel() != null)
-        && (b.fallback() == null || a.fallback() != null || Boolean.TRUE.equals(a.requireLocal()))
-        && (!Boolean.TRUE.equals(b.requireLocal()) || Boolean.TRUE.equals(a.requireLocal()))
-        && (b.onSaturation() == null || a.onSaturation() != null)
-        && (b.admitBelow() == null || a.admitBelow() != null)
-        && (b.setPriority() == null || a.setPriority() != null);
-    return covered ? "already decides everything it would (the first rule to set a decision wins)" : null;
-  }
-
-  /** Whether every request matching {@code b} also matches {@code a}. */
-  static boolean covers(Match a, Match b) {
-    return coversList(a.tenants(), b.tenants())
-        && coversModels(a.models(), b.models())
-        && coversRange(a.promptTokens(), b.promptTokens())
-        && coversRange(a.maxTokens(), b.maxTokens())
-        && coversRange(a.priority(), b.priority())
-        && (a.trafficClass() == null || a.trafficClass() == b.trafficClass())
-        && (a.personalData() == null || a.personalData().equals(b.personalData())
-            || (a.personalData() && !b.personalDataKinds().isEmpty()))
-        && coversList(a.personalDataKinds(), b.personalDataKinds())
-        && coversList(a.complexity(), b.complexity())
-        && coversList(a.topics(), b.topics())
-        && coversPool(a.pool(), b.pool());
-  }
-
-  private static <T> boolean coversList(List<T> a, List<T> b) {
-    return a.isEmpty() || (!b.isEmpty() && a.containsAll(b));
-  }
-
-  private static boolean coversModels(List<String> a, List<String> b) {
-    if (a.isEmpty()) {
-      return true;
-    }
-    if (b.isEmpty()) {
-      return false;
-    }
-    for (String m : b) {
-      boolean any = false;
-      for (String pattern : a) {
-        if (pattern.equals(m) || (!m.contains("*") && InferencePolicy.globMatches(pattern, m)) || pattern.equals("*")) {
-          any = true;
-          break;
-        }
-      }
-      if (!any) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean coversRange(@Nullable Range a, @Nullable Range b) {
-    return a == null || (b != null && a.covers(b));
-  }
-
-  private static boolean coversPool(@Nullable PoolCondition a, @Nullable PoolCondition b) {
-    if (a == null) {
-      return true;
-    }
-    // A condition on "the current pool" depends on earlier routes, so only an explicit, equal pool compares.
-    return b != null && a.name() != null && a.name().equals(b.name())
-        && (a.saturated() == null || a.saturated().equals(b.saturated()))
-        && coversRange(a.queueDepth(), b.queueDepth())
-        && coversRange(a.kvUtilization(), b.kvUtilization())
-        && coversRange(a.predictedTtftMs(), b.predictedTtftMs());
   }
 
   // ---- output -----------------------------------------------------------------------------------------------------
