@@ -30,12 +30,9 @@ final class RequestTranslation {
     out.put("model", model);
     ArrayNode system = Json.array();
     ArrayNode messages = Json.array();
-    for (Map.Entry<String, JsonNode> f : in.properties()) {
+    for (Map.Entry<String, JsonNode> f : Json.presentFields(in)) {
       String name = f.getKey();
       JsonNode v = f.getValue();
-      if (v.isNull()) {
-        continue;
-      }
       switch (name) {
         case "model", "messages", "max_tokens", "max_completion_tokens", "tool_choice", "parallel_tool_calls" -> {
           // handled below
@@ -330,12 +327,9 @@ final class RequestTranslation {
       }
     }
     boolean stream = false;
-    for (Map.Entry<String, JsonNode> f : in.properties()) {
+    for (Map.Entry<String, JsonNode> f : Json.presentFields(in)) {
       String name = f.getKey();
       JsonNode v = f.getValue();
-      if (v.isNull()) {
-        continue;
-      }
       switch (name) {
         case "model", "messages", "system", "tool_choice" -> {
           // handled elsewhere
@@ -363,8 +357,7 @@ final class RequestTranslation {
       }
     }
     if (stream) {
-      out.put("stream", true);
-      out.putObject("stream_options").put("include_usage", true);
+      ChatRequestParts.streamWithUsage(out);
     }
     JsonNode choice = in.get("tool_choice");
     if (choice != null && choice.isObject()) {
@@ -500,12 +493,7 @@ final class RequestTranslation {
         throw unsupported(ApiFormat.ANTHROPIC_MESSAGES, ApiFormat.OPENAI_CHAT, "tools[" + i + "].type",
             "server tool '" + type + "'");
       }
-      ObjectNode fn = out.addObject().put("type", "function").putObject("function");
-      fn.put("name", t.path("name").asText());
-      if (Json.present(t, "description")) {
-        fn.put("description", t.path("description").asText());
-      }
-      fn.set("parameters", t.has("input_schema") ? t.get("input_schema") : Json.object());
+      ChatRequestParts.addFunctionTool(out, t, t.has("input_schema") ? t.get("input_schema") : Json.object());
     }
     return out;
   }
