@@ -15,7 +15,6 @@ import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.PolicyEngine;
 import dev.kinference.prompt.ApproximateTokenizer;
 import dev.kinference.prompt.BlockKeys;
-import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.prompt.Tokenizer;
 import dev.kinference.request.InferenceRequest;
 import java.util.ArrayList;
