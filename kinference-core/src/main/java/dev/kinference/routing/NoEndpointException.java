@@ -1,6 +1,9 @@
 package dev.kinference.routing;
 
+import dev.kinference.endpoint.Fleet;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeSet;
 
 /**
  * No endpoint serves the requested model (HTTP 404), or the policy's selection matched none (HTTP 503).
@@ -18,6 +21,16 @@ public final class NoEndpointException extends RoutingException {
         : "no endpoint is available for model '" + model + "'");
     this.model = model;
     this.unknownModel = unknownModel;
+  }
+
+  /**
+   * The exception for a request that found no endpoint: {@code unknownModel} when no member serves {@code model}
+   * (the message lists the models {@code snap} serves), otherwise its endpoints were all excluded.
+   */
+  static NoEndpointException none(String model, boolean unknownModel, Fleet.Snapshot snap) {
+    return unknownModel
+        ? new NoEndpointException(model, true, new ArrayList<>(new TreeSet<>(snap.byModel().keySet())))
+        : new NoEndpointException(model, false, List.of());
   }
 
   public String model() {

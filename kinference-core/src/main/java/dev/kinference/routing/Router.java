@@ -8,40 +8,29 @@ import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
 import dev.kinference.endpoint.FleetListener;
-import dev.kinference.endpoint.Health;
 import dev.kinference.endpoint.Saturation;
 import dev.kinference.endpoint.StaticEndpointSource;
-import dev.kinference.plugin.Parameters;
 import dev.kinference.plugin.PluginSet;
 import dev.kinference.plugin.Plugins;
 import dev.kinference.policy.PolicyEngine;
-import dev.kinference.policy.PolicyVerdict;
 import dev.kinference.prompt.ApproximateTokenizer;
 import dev.kinference.prompt.BlockKeys;
-import dev.kinference.prompt.PrefixKeys;
-import dev.kinference.prompt.TokenizationException;
-import dev.kinference.prompt.TokenizedPrompt;
 import dev.kinference.prompt.Tokenizer;
 import dev.kinference.request.InferenceRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Sends each request to the endpoint expected to return its first token soonest. The steps of a decision, in
@@ -61,28 +50,24 @@ import org.slf4j.LoggerFactory;
  */
 public final class Router implements AutoCloseable {
 
-  private static final Logger log = LoggerFactory.getLogger(Router.class);
-
-  private final Fleet fleet;
-  private final CacheIndex cacheIndex;
-  private final Tokenizer tokenizer;
-  private final Tokenizer fallbackTokenizer = new ApproximateTokenizer();
-  private final Filter[] filters;
-  private final ProfileScorers defaultScoring;
-  private final Map<String, ProfileScorers> scoringByModel;
-  private final Picker picker;
-  private final @Nullable PolicyEngine policyEngine;
-  private final TtftModel ttftModel;
-  private final Saturation saturation;
-  private final int defaultBlockSize;
-  private final int maxAlternates;
-  private final LongSupplier ticker;
-  private final @Nullable RandomGenerator random;
+  // the parts a decision is made with, read by DecisionSteps
+  final Fleet fleet;
+  final CacheIndex cacheIndex;
+  final Tokenizer tokenizer;
+  final Tokenizer fallbackTokenizer = new ApproximateTokenizer();
+  final Filter[] filters;
+  final ProfileScorers defaultScoring;
+  final Map<String, ProfileScorers> scoringByModel;
+  final Picker picker;
+  final @Nullable PolicyEngine policyEngine;
+  final TtftModel ttftModel;
+  final Saturation saturation;
+  final int defaultBlockSize;
+  final int maxAlternates;
+  final LongSupplier ticker;
+  final @Nullable RandomGenerator random;
   private final @Nullable EndpointSource endpointSource;
-  private final ThreadLocal<DecisionScratch> scratch;
-  /** What an idle thread's scratch holds instead of the last request. */
-  private final InferenceRequest placeholder;
-  private final TokenizedPrompt placeholderPrompt;
+  private final DecisionSteps steps;
 
   private Router(Builder b) {
     this.fleet = b.fleet != null ? b.fleet : Fleet.create();
@@ -91,11 +76,8 @@ public final class Router implements AutoCloseable {
     this.filters = b.filters != null ? b.filters.toArray(new Filter[0])
         : new Filter[] {new HealthyFilter(), new FreshMetricsFilter()};
     this.ticker = b.ticker;
-    this.defaultScoring = b.defaultScoring(cacheIndex.isPrecise());
-    Map<String, ProfileScorers> byModel = new HashMap<>();
-    b.profilesByModel.forEach((model, profile) -> byModel.put(model,
-        ProfileScorers.create(profile, b.scorerPlugins(), b.ticker)));
-    this.scoringByModel = Map.copyOf(byModel);
+    this.defaultScoring = b.scoring.forRouter(cacheIndex.isPrecise(), b.routerReplicas, b.ticker);
+    this.scoringByModel = b.scoring.byModel(b.ticker);
     this.picker = b.picker != null ? b.picker : new MaxScorePicker();
     this.policyEngine = b.policyEngine;
     this.ttftModel = b.ttftModel;
@@ -103,15 +85,11 @@ public final class Router implements AutoCloseable {
     this.defaultBlockSize = b.defaultBlockSize;
     this.maxAlternates = b.maxAlternates;
     this.random = b.random;
-    this.placeholder = InferenceRequest.builder("placeholder").user("placeholder").build();
-    this.placeholderPrompt = TokenizedPrompt.of(fallbackTokenizer, new int[] {0}, placeholder);
-    int scorerCount = defaultScoring.scorers.length;
+    int maxScorers = defaultScoring.scorers.length;
     for (ProfileScorers p : scoringByModel.values()) {
-      scorerCount = Math.max(scorerCount, p.scorers.length);
+      maxScorers = Math.max(maxScorers, p.scorers.length);
     }
-    int maxScorers = scorerCount;
-    this.scratch = ThreadLocal.withInitial(() -> new DecisionScratch(
-        new RoutingContext(placeholder, placeholderPrompt, ThreadLocalRandom.current()), maxScorers, defaultScoring));
+    this.steps = new DecisionSteps(this, maxScorers);
     this.fleet.addListener(cacheIndex);
     // a stateless scorer may serve several profiles as one instance: tell it of the fleet once
     Set<FleetListener> listening = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -142,7 +120,7 @@ public final class Router implements AutoCloseable {
    * @throws RequestRejectedException if the policy engine rejects the request
    */
   public RoutingDecision route(InferenceRequest request) {
-    return decide(request, true, null);
+    return steps.decide(request, true, null);
   }
 
   /**
@@ -155,7 +133,7 @@ public final class Router implements AutoCloseable {
    * @throws RequestRejectedException if the policy engine rejects the request
    */
   public RoutingDecision route(InferenceRequest request, Predicate<Endpoint> within) {
-    return decide(request, true, Objects.requireNonNull(within, "within"));
+    return steps.decide(request, true, Objects.requireNonNull(within, "within"));
   }
 
   /**
@@ -163,7 +141,7 @@ public final class Router implements AutoCloseable {
    * session affinity. For explaining and testing policies.
    */
   public RoutingDecision preview(InferenceRequest request) {
-    return decide(request, false, null);
+    return steps.decide(request, false, null);
   }
 
   /**
@@ -178,49 +156,7 @@ public final class Router implements AutoCloseable {
    * @throws RequestRejectedException if the policy engine rejects the request
    */
   public PoolingChoice rankByLoad(InferenceRequest original) {
-    InferenceRequest request = original;
-    Predicate<EndpointState> selector = null;
-    List<String> trace = List.of();
-    Fleet.Snapshot snap = fleet.snapshot();
-    if (policyEngine != null) {
-      switch (policyEngine.evaluate(original, snap)) {
-        case PolicyVerdict.Reject r ->
-            throw new RequestRejectedException(r.httpStatus(), r.reason(), r.retryAfter(), r.trace());
-        case PolicyVerdict.Proceed p -> {
-          request = p.request();
-          selector = p.candidates();
-          trace = p.trace();
-        }
-      }
-    }
-    List<EndpointState> pool = selector == null ? snap.serving(request.model()) : snap.all();
-    RandomGenerator rnd = random != null ? random : ThreadLocalRandom.current();
-    List<EndpointState> ranked = new ArrayList<>(pool.size());
-    List<Double> load = new ArrayList<>(pool.size());
-    for (EndpointState e : pool) {
-      if (e.endpoint().isExternal() || e.health() == Health.DRAINING || (selector != null && !selector.test(e))) {
-        continue;
-      }
-      ranked.add(e);
-      load.add((e.health() == Health.HEALTHY ? 0 : 1e9) + e.inFlight() + e.estimatedWaiting(0.5)
-          + rnd.nextDouble() * 1e-3);
-    }
-    if (ranked.isEmpty()) {
-      if (selector == null && pool.isEmpty()) {
-        throw new NoEndpointException(request.model(), true, new ArrayList<>(new TreeSet<>(snap.byModel().keySet())));
-      }
-      throw new NoEndpointException(request.model(), false, List.of());
-    }
-    Integer[] order = new Integer[ranked.size()];
-    for (int i = 0; i < order.length; i++) {
-      order[i] = i;
-    }
-    java.util.Arrays.sort(order, java.util.Comparator.comparingDouble(load::get));
-    List<EndpointState> out = new ArrayList<>(order.length);
-    for (Integer i : order) {
-      out.add(ranked.get(i));
-    }
-    return new PoolingChoice(request, out, trace);
+    return LoadRanking.rank(original, fleet.snapshot(), policyEngine, random);
   }
 
   /**
@@ -245,326 +181,13 @@ public final class Router implements AutoCloseable {
     }
   }
 
-  /** One decision: the steps of the package documentation, in order, one method each. */
-  private RoutingDecision decide(InferenceRequest original, boolean account, @Nullable Predicate<Endpoint> within) {
-    DecisionScratch s = scratch.get();
-    s.begin(original, ticker.getAsLong());
-    try {
-      Fleet.Snapshot snap = fleet.snapshot();
-      applyPolicy(s, original, snap);
-      collectCandidates(s, snap, within);
-      applyFilters(s);
-      resolveFallbacks(s, snap, within);
-      lookUpCache(s);
-      score(s);
-      RoutingDecision decision = pick(s, account);
-      if (account) {
-        account(s, decision);
-      }
-      return decision;
-    } finally {
-      s.end(placeholder, placeholderPrompt);
-    }
-  }
-
-  /** Step 1: the policy engine may reject the request, rewrite it, select the candidates and name fallbacks. */
-  private void applyPolicy(DecisionScratch s, InferenceRequest original, Fleet.Snapshot snap) {
-    if (policyEngine == null) {
-      return;
-    }
-    switch (policyEngine.evaluate(original, snap)) {
-      case PolicyVerdict.Reject r ->
-          throw new RequestRejectedException(r.httpStatus(), r.reason(), r.retryAfter(), r.trace());
-      case PolicyVerdict.Proceed p -> {
-        s.request = p.request();
-        s.selector = p.candidates();
-        s.fallbackIds = p.fallbackEndpointIds();
-        s.preferFallbacks = p.preferFallbacks();
-        s.trace = p.trace();
-      }
-    }
-  }
-
-  /**
-   * Step 2: the candidates, the members the policy selected (or, without a selection, the local ones serving the
-   * model), not draining, within the allowed subset.
-   */
-  private void collectCandidates(DecisionScratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
-    Predicate<EndpointState> selector = s.selector;
-    List<EndpointState> pool = selector == null ? snap.serving(s.request.model()) : snap.all();
-    s.pool = pool;
-    s.ensure(pool.size() + s.fallbackIds.size() + 1);
-    if (s.request.sessionId() != null) {
-      s.note("session from " + s.request.sessionSource());
-    }
-    EndpointState[] cand = s.filtered;
-    int n = 0;
-    for (int i = 0; i < pool.size(); i++) {
-      EndpointState e = pool.get(i);
-      if (e.health() == Health.DRAINING) {
-        continue;
-      }
-      if (selector == null ? e.endpoint().isExternal() : !selector.test(e)) {
-        continue;
-      }
-      if (within != null && !within.test(e.endpoint())) {
-        continue;
-      }
-      cand[n++] = e;
-    }
-    s.candidates = n;
-  }
-
-  /** Step 3: the filters, in order, each failing open (a filter that would reject every candidate is skipped). */
-  private void applyFilters(DecisionScratch s) {
-    EndpointState[] cand = s.filtered;
-    int n = s.candidates;
-    for (Filter f : filters) {
-      int kept = 0;
-      for (int i = 0; i < n; i++) {
-        if (f.accept(s.request, cand[i], s.now)) {
-          kept++;
-        }
-      }
-      if (kept == 0 && n > 0) {
-        s.note("filter " + f.name() + " failed open: it rejected all " + n + " candidates");
-        continue;
-      }
-      if (kept < n) {
-        int m = 0;
-        for (int i = 0; i < n; i++) {
-          if (f.accept(s.request, cand[i], s.now)) {
-            cand[m++] = cand[i];
-          }
-        }
-        n = m;
-      }
-    }
-    s.candidates = n;
-  }
-
-  /**
-   * Part of step 2, after the filters (which never apply to fallbacks): the policy's fallbacks resolved against the
-   * fleet, healthy and within the allowed subset. Throws when there is neither a candidate nor a fallback.
-   */
-  private void resolveFallbacks(DecisionScratch s, Fleet.Snapshot snap, @Nullable Predicate<Endpoint> within) {
-    if (!s.fallbackIds.isEmpty()) {
-      EndpointState[] fallbacks = new EndpointState[s.fallbackIds.size()];
-      int count = 0;
-      for (String id : s.fallbackIds) {
-        EndpointState e = snap.byId().get(id);
-        if (e != null && within != null && !within.test(e.endpoint())) {
-          s.note("fallback " + id + " is outside the allowed subset");
-        } else if (e != null && e.health() == Health.HEALTHY) {
-          fallbacks[count++] = e;
-        } else {
-          s.note("fallback " + id + " is " + (e == null ? "not in the fleet" : e.health()));
-        }
-      }
-      s.fallbacks = fallbacks;
-      s.fallbackCount = count;
-    }
-    if (s.candidates == 0 && s.fallbackCount == 0) {
-      if (s.selector == null && s.pool.isEmpty()) {
-        throw new NoEndpointException(s.request.model(), true,
-            new ArrayList<>(new TreeSet<>(snap.byModel().keySet())));
-      }
-      throw new NoEndpointException(s.request.model(), false, List.of());
-    }
-  }
-
-  /**
-   * Step 4: the prompt's tokens and prefix keys (approximate tokens if the tokenizer fails), the cache index
-   * lookup, and each candidate's predicted time to first token.
-   */
-  private void lookUpCache(DecisionScratch s) {
-    TokenizedPrompt prompt;
-    try {
-      prompt = s.request.tokenize(tokenizer);
-    } catch (TokenizationException | RuntimeException e) {
-      log.warn("Tokenizer {} failed, routing with approximate tokens: {}", tokenizer.name(), e.toString());
-      s.note("tokenizer " + tokenizer.name() + " failed (" + e.getMessage() + "); used approximate");
-      try {
-        prompt = s.request.tokenize(fallbackTokenizer);
-      } catch (TokenizationException impossible) {
-        throw new IllegalStateException(impossible);
-      }
-    }
-    s.prompt = prompt;
-    int n = s.candidates;
-    RoutingContext ctx = s.context;
-    ctx.reset(s.request, prompt, s.now, random != null ? random : ThreadLocalRandom.current(), saturation);
-    ctx.setCount(n);
-    EndpointState[] ctxCand = ctx.candidateArray();
-    System.arraycopy(s.filtered, 0, ctxCand, 0, n);
-    lookup(s, ctx, prompt, n);
-    for (int i = 0; i < n; i++) {
-      ctx.setPredictedTtft(i, ttftModel.predictSeconds(ctxCand[i], ctx.uncachedTokens(i), ctx.blockSize(i)));
-    }
-  }
-
-  /** Step 5: the profile of the request's model scores every candidate; the totals are the weighted sums. */
-  private void score(DecisionScratch s) {
-    ProfileScorers scoring = scoringFor(s.request.model());
-    s.scoring = scoring;
-    int n = s.candidates;
-    double[] totals = s.totals;
-    Arrays.fill(totals, 0, n, 0.0);
-    for (int k = 0; k < scoring.scorers.length; k++) {
-      double[] sc = s.scorerScores[k];
-      if (n > 0) {
-        scoring.scorers[k].score(s.context, sc);
-      }
-      double w = scoring.weights[k];
-      for (int i = 0; i < n; i++) {
-        totals[i] += w * sc[i];
-      }
-    }
-  }
-
-  /**
-   * Step 6: the picker chooses among the candidates; the next best follow as alternates, and the policy's fallbacks
-   * go last (or first, when the policy prefers them). The decision counts the request against the chosen endpoint
-   * when {@code account} is set.
-   */
-  private RoutingDecision pick(DecisionScratch s, boolean account) {
-    RoutingContext ctx = s.context;
-    EndpointState[] ctxCand = ctx.candidateArray();
-    ProfileScorers scoring = s.scoring;
-    int scorerCount = scoring.scorers.length;
-    int n = s.candidates;
-    int fallbackCount = s.fallbackCount;
-    double[] totals = s.totals;
-    int localRanked = n == 0 ? 0 : Math.min(n, 1 + maxAlternates);
-    int rankedCount = localRanked + fallbackCount;
-    EndpointState[] ranked = new EndpointState[rankedCount];
-    int[] cached = new int[rankedCount];
-    double[] ttft = new double[rankedCount];
-    double[] rankedTotals = new double[rankedCount];
-    double[] rankedScores = new double[rankedCount * scorerCount];
-    int localStart = s.preferFallbacks ? fallbackCount : 0;
-    int fallbackStart = s.preferFallbacks ? 0 : localRanked;
-    if (n > 0) {
-      boolean[] taken = s.taken;
-      Arrays.fill(taken, 0, n, false);
-      int pick = picker.pick(totals, n, ctx.random());
-      s.chosenCandidate = localStart == 0 ? pick : -1;
-      for (int r = 0; r < localRanked; r++) {
-        if (r > 0) {
-          pick = bestRemaining(totals, ctx, taken, n);
-        }
-        taken[pick] = true;
-        int row = localStart + r;
-        ranked[row] = ctxCand[pick];
-        cached[row] = ctx.cachedTokens(pick);
-        ttft[row] = ctx.predictedTtftSeconds(pick);
-        rankedTotals[row] = totals[pick];
-        for (int k = 0; k < scorerCount; k++) {
-          rankedScores[row * scorerCount + k] = s.scorerScores[k][pick];
-        }
-      }
-    }
-    for (int f = 0; f < fallbackCount; f++) {
-      int row = fallbackStart + f;
-      EndpointState e = Objects.requireNonNull(s.fallbacks)[f];
-      ranked[row] = e;
-      cached[row] = 0;
-      ttft[row] = ttftModel.predictSeconds(e, s.prompt.tokenCount(), defaultBlockSize);
-      rankedTotals[row] = Double.NaN;
-      Arrays.fill(rankedScores, row * scorerCount, (row + 1) * scorerCount, Double.NaN);
-    }
-    if (s.preferFallbacks && fallbackCount > 0) {
-      s.note("policy prefers fallbacks: local capacity saturated");
-    }
-    List<String> notes = s.notes;
-    return new RoutingDecision(this, s.request, ranked, rankedCount, 0, cached, ttft, rankedTotals, rankedScores,
-        scoring.names, s.prompt.tokenCount(), s.trace, notes == null ? List.of() : notes, account, s.now);
-  }
-
-  /**
-   * Step 7, for a decision that counts (its endpoint's load was counted when it was made): the cache index learns
-   * where the prompt went, and the scorers that keep state (session affinity) learn the choice.
-   */
-  private void account(DecisionScratch s, RoutingDecision decision) {
-    EndpointState chosen = decision.endpointState();
-    if (!chosen.endpoint().isExternal()) {
-      cacheIndex.onRouted(chosen, s.prompt.keys(chosen.blockSize(defaultBlockSize)), s.request.promptRetention());
-    }
-    if (s.chosenCandidate >= 0) {
-      for (Scorer scorer : s.scoring.scorers) {
-        scorer.onRouted(s.context, s.chosenCandidate);
-      }
-    }
-  }
-
-  private ProfileScorers scoringFor(String model) {
+  /** The scoring of {@code model}'s requests (as the policy leaves them): its own profile, or the router's. */
+  ProfileScorers scoringFor(String model) {
     if (scoringByModel.isEmpty()) {
       return defaultScoring;
     }
     ProfileScorers p = scoringByModel.get(model);
     return p != null ? p : defaultScoring;
-  }
-
-  /** Cached blocks per candidate, with one index lookup per distinct block size among the candidates. */
-  private void lookup(DecisionScratch s, RoutingContext ctx, TokenizedPrompt prompt, int n) {
-    EndpointState[] cand = ctx.candidateArray();
-    int firstSize = -1;
-    boolean uniform = true;
-    for (int i = 0; i < n; i++) {
-      int bs = cand[i].endpoint().isExternal() ? defaultBlockSize : cand[i].blockSize(defaultBlockSize);
-      ctx.setBlockSize(i, bs);
-      if (firstSize < 0) {
-        firstSize = bs;
-      } else if (bs != firstSize) {
-        uniform = false;
-      }
-    }
-    if (n == 0) {
-      return;
-    }
-    int[] matched = ctx.matchedArray();
-    if (uniform) {
-      cacheIndex.lookup(prompt.keys(firstSize), cand, n, matched);
-      for (int i = 0; i < n; i++) {
-        ctx.setMatched(i, matched[i]);
-      }
-      return;
-    }
-    boolean[] done = s.taken;
-    Arrays.fill(done, 0, n, false);
-    for (int i = 0; i < n; i++) {
-      if (done[i]) {
-        continue;
-      }
-      int bs = ctx.blockSize(i);
-      int m = 0;
-      for (int j = i; j < n; j++) {
-        if (!done[j] && ctx.blockSize(j) == bs) {
-          s.subset[m] = cand[j];
-          s.subsetIndex[m++] = j;
-          done[j] = true;
-        }
-      }
-      PrefixKeys keys = prompt.keys(bs);
-      cacheIndex.lookup(keys, s.subset, m, s.subsetMatched);
-      for (int j = 0; j < m; j++) {
-        ctx.setMatched(s.subsetIndex[j], s.subsetMatched[j]);
-      }
-    }
-  }
-
-  private static int bestRemaining(double[] totals, RoutingContext ctx, boolean[] taken, int n) {
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-      if (taken[i]) {
-        continue;
-      }
-      if (best < 0 || totals[i] > totals[best]
-          || (totals[i] == totals[best] && ctx.predictedTtftSeconds(i) < ctx.predictedTtftSeconds(best))) {
-        best = i;
-      }
-    }
-    return best;
   }
 
   /** The fleet this router routes over; its states carry metrics and load. */
@@ -662,12 +285,8 @@ public final class Router implements AutoCloseable {
     private @Nullable CacheIndex cacheIndex;
     private @Nullable Tokenizer tokenizer;
     private @Nullable List<Filter> filters;
-    /** Scorers added one at a time: an instance, or a type with its validated parameters to instantiate. */
-    private final List<Object> scorers = new ArrayList<>();
-    private final List<Double> weights = new ArrayList<>();
-    private @Nullable RoutingProfile profile;
+    private final ScoringSetup scoring = new ScoringSetup();
     private int routerReplicas = 1;
-    private final Map<String, RoutingProfile> profilesByModel = new LinkedHashMap<>();
     private @Nullable Picker picker;
     private @Nullable PolicyEngine policyEngine;
     private TtftModel ttftModel = TtftModel.DEFAULT;
@@ -676,7 +295,6 @@ public final class Router implements AutoCloseable {
     private int maxAlternates = 3;
     private LongSupplier ticker = System::nanoTime;
     private @Nullable RandomGenerator random;
-    private @Nullable PluginSet<Scorer> scorerPlugins;
 
     private Builder() {}
 
@@ -720,9 +338,7 @@ public final class Router implements AutoCloseable {
      * scorer instance serves one router: several keep state about the router's fleet.
      */
     public Builder scorer(Scorer scorer, double weight) {
-      Objects.requireNonNull(scorer, "scorer");
-      checkWeight(weight);
-      addScorer(scorer.name(), scorer, weight);
+      scoring.scorer(scorer, weight);
       return this;
     }
 
@@ -743,10 +359,7 @@ public final class Router implements AutoCloseable {
      *     that are not declared (and the ones that are) or out of range
      */
     public Builder scorer(String name, double weight, Map<String, ?> parameters) {
-      checkWeight(weight);
-      Scorer factory = scorerPlugins().require(name);
-      addScorer(name, new RoutingProfile.WeightedScorer(name, weight,
-          Parameters.of(factory.declaredParameters(), parameters).asMap()), weight);
+      scoring.scorer(name, weight, parameters);
       return this;
     }
 
@@ -756,7 +369,7 @@ public final class Router implements AutoCloseable {
      * @throws IllegalArgumentException naming every unknown scorer type and bad parameter
      */
     public Builder profile(RoutingProfile profile) {
-      this.profile = Objects.requireNonNull(profile, "profile").resolve(scorerPlugins());
+      scoring.profile(profile);
       return this;
     }
 
@@ -767,58 +380,8 @@ public final class Router implements AutoCloseable {
      * @throws IllegalArgumentException naming every unknown scorer type and bad parameter
      */
     public Builder profile(String model, RoutingProfile profile) {
-      Objects.requireNonNull(model, "model");
-      profilesByModel.put(model, Objects.requireNonNull(profile, "profile").resolve(scorerPlugins()));
+      scoring.profile(model, profile);
       return this;
-    }
-
-    private void addScorer(String name, Object scorer, double weight) {
-      for (Object s : scorers) {
-        String existing = s instanceof Scorer sc ? sc.name() : ((RoutingProfile.WeightedScorer) s).type();
-        if (existing.equals(name)) {
-          throw new IllegalArgumentException("scorer '" + name + "' added twice");
-        }
-      }
-      scorers.add(scorer);
-      weights.add(weight);
-    }
-
-    private static void checkWeight(double weight) {
-      if (!(weight > 0) || Double.isInfinite(weight)) {
-        throw new IllegalArgumentException("weight must be positive and finite: " + weight);
-      }
-    }
-
-    PluginSet<Scorer> scorerPlugins() {
-      PluginSet<Scorer> known = scorerPlugins;
-      if (known == null) {
-        known = Plugins.load(Scorer.class);
-        scorerPlugins = known;
-      }
-      return known;
-    }
-
-    /** The router's own scorers: the ones added, the profile given, or the default profile. */
-    ProfileScorers defaultScoring(boolean preciseCacheIndex) {
-      RoutingProfile given = profile;
-      if (given != null) {
-        return ProfileScorers.create(given, scorerPlugins(), ticker);
-      }
-      if (scorers.isEmpty()) {
-        return ProfileScorers.create(RoutingProfile.defaults(preciseCacheIndex, routerReplicas), scorerPlugins(),
-            ticker);
-      }
-      List<Scorer> instances = new ArrayList<>(scorers.size());
-      for (Object s : scorers) {
-        if (s instanceof Scorer scorer) {
-          instances.add(scorer);
-        } else {
-          RoutingProfile.WeightedScorer entry = (RoutingProfile.WeightedScorer) s;
-          Scorer factory = scorerPlugins().require(entry.type());
-          instances.add(factory.create(Parameters.of(factory.declaredParameters(), entry.parameters()), ticker));
-        }
-      }
-      return new ProfileScorers(instances, weights);
     }
 
     /**
@@ -916,9 +479,7 @@ public final class Router implements AutoCloseable {
     }
 
     public Router build() {
-      if (profile != null && !scorers.isEmpty()) {
-        throw new IllegalStateException("give either scorers one by one or a profile, not both");
-      }
+      scoring.checkOneChoice();
       if (fleet != null && endpointSource != null && !fleet.endpoints().isEmpty()) {
         throw new IllegalStateException("give either a populated fleet or an endpoint source, not both");
       }

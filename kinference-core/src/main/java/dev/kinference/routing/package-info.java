@@ -1,7 +1,8 @@
 /**
  * The routing decision, in one place.
  *
- * <p>{@link dev.kinference.routing.Router#route} runs, in this order, one method of the router each:
+ * <p>{@link dev.kinference.routing.Router#route} runs, in this order, one method each of the package-private
+ * {@code DecisionSteps} (the router's parts as one decision uses them; its working arrays in {@code DecisionScratch}):
  * <ol>
  *   <li>{@code applyPolicy}: the {@link dev.kinference.policy.PolicyEngine}, if any, may reject the request,
  *       rewrite it (model alias, cheaper model, priority), restrict the candidate endpoints and name fallbacks;</li>
@@ -21,6 +22,10 @@
  *   <li>{@code account}: the chosen endpoint's live load, the cache index (approximate indexes learn here) and the
  *       scorers' own state (session affinity) are updated before the decision is returned.</li>
  * </ol>
+ *
+ * <p>{@link dev.kinference.routing.Router#rankByLoad}, for pooling and tokenizer requests, takes none of these steps
+ * but the policy: {@code LoadRanking} orders the endpoints by load. A {@link dev.kinference.routing.Router.Builder}'s
+ * scorers and profiles become the router's scoring in {@code ScoringSetup}.
  *
  * <p>The default profile ({@link dev.kinference.routing.RoutingProfile#defaults}) is {@code predicted-ttft} 1,
  * {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code session-affinity} 1, {@code queue-depth} 0.3, {@code

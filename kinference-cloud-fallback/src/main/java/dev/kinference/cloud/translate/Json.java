@@ -9,6 +9,9 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /** The shared JSON mapper and small helpers. Thread-safe. */
@@ -63,6 +66,17 @@ final class Json {
   static @Nullable String text(JsonNode node, String field) {
     JsonNode v = node.get(field);
     return v != null && v.isTextual() ? v.asText() : null;
+  }
+
+  /** The fields of {@code in} whose value is not null, in order: in every API a null field is as good as absent. */
+  static List<Map.Entry<String, JsonNode>> presentFields(ObjectNode in) {
+    List<Map.Entry<String, JsonNode>> out = new ArrayList<>(in.size());
+    for (Map.Entry<String, JsonNode> f : in.properties()) {
+      if (!f.getValue().isNull()) {
+        out.add(f);
+      }
+    }
+    return out;
   }
 
   static boolean present(JsonNode node, String field) {

@@ -30,12 +30,9 @@ final class RequestTranslation {
     out.put("model", model);
     ArrayNode system = Json.array();
     ArrayNode messages = Json.array();
-    for (Map.Entry<String, JsonNode> f : in.properties()) {
+    for (Map.Entry<String, JsonNode> f : Json.presentFields(in)) {
       String name = f.getKey();
       JsonNode v = f.getValue();
-      if (v.isNull()) {
-        continue;
-      }
       switch (name) {
         case "model", "messages", "max_tokens", "max_completion_tokens", "tool_choice", "parallel_tool_calls" -> {
           // handled below
@@ -98,7 +95,20 @@ final class RequestTranslation {
     if (choice != null) {
       out.set("tool_choice", choice);
     }
-    JsonNode msgs = in.get("messages");
+    openAiMessagesToAnthropic(in.get("messages"), system, messages);
+    if (!system.isEmpty()) {
+      out.set("system", system);
+    }
+    out.set("messages", messages);
+    return out;
+  }
+
+  /**
+   * The chat messages as Anthropic turns: system and developer ones into {@code system}, the rest into
+   * {@code messages}.
+   */
+  private static void openAiMessagesToAnthropic(@Nullable JsonNode msgs, ArrayNode system, ArrayNode messages)
+      throws UnsupportedTranslationException {
     if (msgs == null || !msgs.isArray()) {
       throw unsupported("messages", "missing");
     }
@@ -149,11 +159,6 @@ final class RequestTranslation {
         default -> throw unsupported(path + ".role", "role '" + role + "'");
       }
     }
-    if (!system.isEmpty()) {
-      out.set("system", system);
-    }
-    out.set("messages", messages);
-    return out;
   }
 
   /** Appends blocks to the last message if it has the same role (Anthropic wants alternating turns). */
@@ -330,12 +335,9 @@ final class RequestTranslation {
       }
     }
     boolean stream = false;
-    for (Map.Entry<String, JsonNode> f : in.properties()) {
+    for (Map.Entry<String, JsonNode> f : Json.presentFields(in)) {
       String name = f.getKey();
       JsonNode v = f.getValue();
-      if (v.isNull()) {
-        continue;
-      }
       switch (name) {
         case "model", "messages", "system", "tool_choice" -> {
           // handled elsewhere
@@ -363,8 +365,7 @@ final class RequestTranslation {
       }
     }
     if (stream) {
-      out.put("stream", true);
-      out.putObject("stream_options").put("include_usage", true);
+      ChatRequestParts.streamWithUsage(out);
     }
     JsonNode choice = in.get("tool_choice");
     if (choice != null && choice.isObject()) {
@@ -379,7 +380,13 @@ final class RequestTranslation {
         out.put("parallel_tool_calls", false);
       }
     }
-    JsonNode msgs = in.get("messages");
+    anthropicMessagesToOpenAi(in.get("messages"), messages);
+    return out;
+  }
+
+  /** The Anthropic turns as chat messages (a turn's tool results become tool messages). */
+  private static void anthropicMessagesToOpenAi(@Nullable JsonNode msgs, ArrayNode messages)
+      throws UnsupportedTranslationException {
     if (msgs == null || !msgs.isArray()) {
       throw unsupported(ApiFormat.ANTHROPIC_MESSAGES, ApiFormat.OPENAI_CHAT, "messages", "missing");
     }
@@ -396,37 +403,7 @@ final class RequestTranslation {
         continue;
       }
       if (role.equals("assistant")) {
-        StringBuilder text = new StringBuilder();
-        ArrayNode calls = Json.array();
-        for (int b = 0; b < content.size(); b++) {
-          JsonNode block = content.get(b);
-          switch (block.path("type").asText()) {
-            case "text" -> text.append(block.path("text").asText());
-            case "tool_use" -> {
-              ObjectNode call = calls.addObject();
-              call.put("id", block.path("id").asText());
-              call.put("type", "function");
-              ObjectNode fn = call.putObject("function");
-              fn.put("name", block.path("name").asText());
-              fn.put("arguments", Json.write(block.has("input") ? block.get("input") : Json.object()));
-            }
-            case "thinking", "redacted_thinking" -> {
-              // the other format cannot carry reasoning back to the model
-            }
-            default -> throw unsupported(ApiFormat.ANTHROPIC_MESSAGES, ApiFormat.OPENAI_CHAT,
-                path + ".content[" + b + "]", "assistant block '" + block.path("type").asText() + "'");
-          }
-        }
-        ObjectNode msg = messages.addObject();
-        msg.put("role", "assistant");
-        if (text.length() > 0) {
-          msg.put("content", text.toString());
-        } else {
-          msg.putNull("content");
-        }
-        if (!calls.isEmpty()) {
-          msg.set("tool_calls", calls);
-        }
+        messages.add(assistantToOpenAi(content, path));
         continue;
       }
       ArrayNode parts = Json.array();
@@ -459,7 +436,42 @@ final class RequestTranslation {
         }
       }
     }
-    return out;
+  }
+
+  /** An assistant turn's blocks as one chat message: its text joined, its tool uses as tool calls. */
+  private static ObjectNode assistantToOpenAi(JsonNode content, String path) throws UnsupportedTranslationException {
+    StringBuilder text = new StringBuilder();
+    ArrayNode calls = Json.array();
+    for (int b = 0; b < content.size(); b++) {
+      JsonNode block = content.get(b);
+      switch (block.path("type").asText()) {
+        case "text" -> text.append(block.path("text").asText());
+        case "tool_use" -> {
+          ObjectNode call = calls.addObject();
+          call.put("id", block.path("id").asText());
+          call.put("type", "function");
+          ObjectNode fn = call.putObject("function");
+          fn.put("name", block.path("name").asText());
+          fn.put("arguments", Json.write(block.has("input") ? block.get("input") : Json.object()));
+        }
+        case "thinking", "redacted_thinking" -> {
+          // the other format cannot carry reasoning back to the model
+        }
+        default -> throw unsupported(ApiFormat.ANTHROPIC_MESSAGES, ApiFormat.OPENAI_CHAT,
+            path + ".content[" + b + "]", "assistant block '" + block.path("type").asText() + "'");
+      }
+    }
+    ObjectNode msg = Json.object();
+    msg.put("role", "assistant");
+    if (text.length() > 0) {
+      msg.put("content", text.toString());
+    } else {
+      msg.putNull("content");
+    }
+    if (!calls.isEmpty()) {
+      msg.set("tool_calls", calls);
+    }
+    return msg;
   }
 
   private static String joinText(JsonNode content, String path) throws UnsupportedTranslationException {
@@ -500,12 +512,7 @@ final class RequestTranslation {
         throw unsupported(ApiFormat.ANTHROPIC_MESSAGES, ApiFormat.OPENAI_CHAT, "tools[" + i + "].type",
             "server tool '" + type + "'");
       }
-      ObjectNode fn = out.addObject().put("type", "function").putObject("function");
-      fn.put("name", t.path("name").asText());
-      if (Json.present(t, "description")) {
-        fn.put("description", t.path("description").asText());
-      }
-      fn.set("parameters", t.has("input_schema") ? t.get("input_schema") : Json.object());
+      ChatRequestParts.addFunctionTool(out, t, t.has("input_schema") ? t.get("input_schema") : Json.object());
     }
     return out;
   }

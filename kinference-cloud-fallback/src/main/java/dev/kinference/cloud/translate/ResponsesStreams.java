@@ -88,10 +88,9 @@ final class ResponsesStreams {
   }
 
   /** Chat Completions chunks in, Responses events out. */
-  static final class FromChat extends Streams.Base {
+  static final class FromChat extends FromChatChunks {
     private final String requestModel;
     private final long created;
-    private boolean started;
     private int sequence;
     private String id = "resp_gateway";
     private String base = "gateway";
@@ -114,77 +113,59 @@ final class ResponsesStreams {
     }
 
     @Override
-    public void onEvent(SseEvent event, byte[] raw, Consumer<byte[]> out) {
-      if (event.isDone()) {
-        finish(out);
-        return;
-      }
-      ObjectNode chunk = Json.parseObject(event.data());
-      if (chunk == null) {
-        return;
-      }
-      if (chunk.has("error") && !chunk.has("choices")) {
-        error = Streams.errorMessage(chunk);
-        out.accept(ApiErrors.responsesEvent(sequence++, "server_error", error));
-        return;
-      }
-      start(chunk, out);
-      Usage u = Usages.fromOpenAi(chunk.get("usage"));
-      if (u != null) {
-        usage = u;
-      }
-      for (JsonNode choice : chunk.path("choices")) {
-        JsonNode delta = choice.path("delta");
-        String text = Json.text(delta, "content");
-        if (text != null && !text.isEmpty()) {
-          content = true;
-          outputEvents++;
-          if (openItem == null || openToolIndex >= 0) {
-            close(out);
-            openItem = ResponsesTranslation.messageItem("msg_" + base + "_" + output.size(), null, "in_progress");
-            added(out);
-            ObjectNode part = event("response.content_part.added").put("item_id", itemId())
-                .put("output_index", output.size()).put("content_index", 0);
-            part.set("part", ResponsesTranslation.outputText(""));
-            out.accept(bytes(part));
-          }
-          openText.append(text);
-          out.accept(bytes(event("response.output_text.delta").put("item_id", itemId())
-              .put("output_index", output.size()).put("content_index", 0).put("delta", text)));
-        }
-        for (JsonNode call : delta.path("tool_calls")) {
-          content = true;
-          outputEvents++;
-          int index = call.path("index").asInt(0);
-          JsonNode fn = call.path("function");
-          if (openItem == null || index != openToolIndex) {
-            close(out);
-            openToolIndex = index;
-            openItem = ResponsesTranslation.functionCallItem("fc_" + base + "_" + output.size(),
-                call.path("id").asText(), fn.path("name").asText(), "", "in_progress");
-            added(out);
-          }
-          String args = Json.text(fn, "arguments");
-          if (args != null && !args.isEmpty()) {
-            openText.append(args);
-            out.accept(bytes(event("response.function_call_arguments.delta").put("item_id", itemId())
-                .put("output_index", output.size()).put("delta", args)));
-          }
-        }
-        String finish = Json.text(choice, "finish_reason");
-        if (finish != null) {
-          content = true;
-          finishReason = finish;
+    byte[] errorEvent(String message) {
+      return ApiErrors.responsesEvent(sequence++, "server_error", message);
+    }
+
+    @Override
+    void onChoice(JsonNode choice, Consumer<byte[]> out) {
+      JsonNode delta = choice.path("delta");
+      String text = Json.text(delta, "content");
+      if (text != null && !text.isEmpty()) {
+        content = true;
+        outputEvents++;
+        if (openItem == null || openToolIndex >= 0) {
           close(out);
+          openItem = ResponsesTranslation.messageItem("msg_" + base + "_" + output.size(), null, "in_progress");
+          added(out);
+          ObjectNode part = event("response.content_part.added").put("item_id", itemId())
+              .put("output_index", output.size()).put("content_index", 0);
+          part.set("part", ResponsesTranslation.outputText(""));
+          out.accept(bytes(part));
         }
+        openText.append(text);
+        out.accept(bytes(event("response.output_text.delta").put("item_id", itemId())
+            .put("output_index", output.size()).put("content_index", 0).put("delta", text)));
+      }
+      for (JsonNode call : delta.path("tool_calls")) {
+        content = true;
+        outputEvents++;
+        int index = call.path("index").asInt(0);
+        JsonNode fn = call.path("function");
+        if (openItem == null || index != openToolIndex) {
+          close(out);
+          openToolIndex = index;
+          openItem = ResponsesTranslation.functionCallItem("fc_" + base + "_" + output.size(),
+              call.path("id").asText(), fn.path("name").asText(), "", "in_progress");
+          added(out);
+        }
+        String args = Json.text(fn, "arguments");
+        if (args != null && !args.isEmpty()) {
+          openText.append(args);
+          out.accept(bytes(event("response.function_call_arguments.delta").put("item_id", itemId())
+              .put("output_index", output.size()).put("delta", args)));
+        }
+      }
+      String finish = Json.text(choice, "finish_reason");
+      if (finish != null) {
+        content = true;
+        finishReason = finish;
+        close(out);
       }
     }
 
-    private void start(ObjectNode chunk, Consumer<byte[]> out) {
-      if (started) {
-        return;
-      }
-      started = true;
+    @Override
+    void onStart(ObjectNode chunk, Consumer<byte[]> out) {
       base = chunk.path("id").asText("gateway").replace("chatcmpl-", "");
       id = "resp_" + base;
       model = chunk.path("model").asText(requestModel);
@@ -237,19 +218,13 @@ final class ResponsesStreams {
       openText.setLength(0);
     }
 
-    private void finish(Consumer<byte[]> out) {
-      if (complete) {
-        return;
-      }
-      if (!started) {
-        start(Json.object(), out);
-      }
+    @Override
+    void onFinish(Consumer<byte[]> out) {
       close(out);
       ObjectNode completed = event("response.completed");
       ObjectNode response = ResponsesTranslation.response(id, created, model, finishReason, output, usage);
       completed.set("response", response);
       out.accept(bytes(completed));
-      complete = true;
     }
 
     private ObjectNode event(String type) {

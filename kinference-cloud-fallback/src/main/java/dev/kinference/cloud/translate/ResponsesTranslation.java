@@ -39,20 +39,16 @@ final class ResponsesTranslation {
     ObjectNode out = Json.object();
     out.put("model", model);
     ArrayNode messages = Json.array();
-    for (Map.Entry<String, JsonNode> f : in.properties()) {
+    for (Map.Entry<String, JsonNode> f : Json.presentFields(in)) {
       String name = f.getKey();
       JsonNode v = f.getValue();
-      if (v.isNull()) {
-        continue;
-      }
       switch (name) {
         case "model", "input", "instructions" -> {
           // handled below
         }
         case "stream" -> {
           if (v.asBoolean(false)) {
-            out.put("stream", true);
-            out.putObject("stream_options").put("include_usage", true);
+            ChatRequestParts.streamWithUsage(out);
           }
         }
         case "max_output_tokens" -> out.put("max_completion_tokens", v.asInt());
@@ -228,13 +224,9 @@ final class ResponsesTranslation {
       if (!"function".equals(type)) {
         throw unsupported(target, "tools[" + i + "].type", "built-in tool '" + type + "'");
       }
-      ObjectNode fn = out.addObject().put("type", "function").putObject("function");
-      fn.put("name", t.path("name").asText());
-      if (Json.present(t, "description")) {
-        fn.put("description", t.path("description").asText());
-      }
-      fn.set("parameters", t.has("parameters") && t.get("parameters").isObject() ? t.get("parameters")
-          : Json.object().put("type", "object"));
+      ObjectNode fn = ChatRequestParts.addFunctionTool(out, t,
+          t.has("parameters") && t.get("parameters").isObject() ? t.get("parameters")
+              : Json.object().put("type", "object"));
       if (Json.present(t, "strict") && target == ApiFormat.OPENAI_CHAT) {
         fn.set("strict", t.get("strict"));
       }

@@ -225,8 +225,7 @@ final class Streams {
   }
 
   /** OpenAI chat chunks in, Anthropic message events out. */
-  static final class OpenAiToAnthropic extends Base {
-    private boolean started;
+  static final class OpenAiToAnthropic extends FromChatChunks {
     private int blockIndex = -1;
     private @Nullable String openBlock; // "text", "thinking" or "tool_use"
     private int openToolIndex = -1;
@@ -238,77 +237,59 @@ final class Streams {
     }
 
     @Override
-    public void onEvent(SseEvent event, byte[] raw, Consumer<byte[]> out) {
-      if (event.isDone()) {
-        finish(out);
-        return;
+    byte[] errorEvent(String message) {
+      return ApiErrors.anthropicEvent("api_error", message);
+    }
+
+    @Override
+    void onChoice(JsonNode choice, Consumer<byte[]> out) {
+      JsonNode delta = choice.path("delta");
+      if (delta.isObject() && !delta.isEmpty()) {
+        outputEvents++;
       }
-      ObjectNode chunk = Json.parseObject(event.data());
-      if (chunk == null) {
-        return;
+      String reasoning = Json.text(delta, "reasoning_content");
+      if (reasoning == null) {
+        reasoning = Json.text(delta, "reasoning");
       }
-      if (chunk.has("error") && !chunk.has("choices")) {
-        error = errorMessage(chunk);
-        out.accept(ApiErrors.anthropicEvent("api_error", error));
-        return;
+      if (reasoning != null && !reasoning.isEmpty()) {
+        content = true;
+        open("thinking", -1, Json.object().put("type", "thinking").put("thinking", "").put("signature", ""), out);
+        delta(Json.object().put("type", "thinking_delta").put("thinking", reasoning), out);
       }
-      start(chunk, out);
-      Usage u = Usages.fromOpenAi(chunk.get("usage"));
-      if (u != null) {
-        usage = u;
+      String text = Json.text(delta, "content");
+      if (text != null && !text.isEmpty()) {
+        content = true;
+        open("text", -1, Json.object().put("type", "text").put("text", ""), out);
+        delta(Json.object().put("type", "text_delta").put("text", text), out);
       }
-      for (JsonNode choice : chunk.path("choices")) {
-        JsonNode delta = choice.path("delta");
-        if (delta.isObject() && !delta.isEmpty()) {
-          outputEvents++;
+      for (JsonNode call : delta.path("tool_calls")) {
+        content = true;
+        int index = call.path("index").asInt(0);
+        JsonNode fn = call.path("function");
+        if (!"tool_use".equals(openBlock) || index != openToolIndex) {
+          ObjectNode block = Json.object().put("type", "tool_use").put("id", call.path("id").asText())
+              .put("name", fn.path("name").asText());
+          block.putObject("input");
+          open("tool_use", index, block, out);
         }
-        String reasoning = Json.text(delta, "reasoning_content");
-        if (reasoning == null) {
-          reasoning = Json.text(delta, "reasoning");
+        String args = Json.text(fn, "arguments");
+        if (args != null && !args.isEmpty()) {
+          delta(Json.object().put("type", "input_json_delta").put("partial_json", args), out);
         }
-        if (reasoning != null && !reasoning.isEmpty()) {
-          content = true;
-          open("thinking", -1, Json.object().put("type", "thinking").put("thinking", "").put("signature", ""), out);
-          delta(Json.object().put("type", "thinking_delta").put("thinking", reasoning), out);
+      }
+      String finish = Json.text(choice, "finish_reason");
+      if (finish != null) {
+        content = true;
+        finishReason = ResponseTranslation.anthropicStopReason(finish, choice.get("stop_reason"));
+        if (finishReason.equals("stop_sequence")) {
+          stopSequence = choice.path("stop_reason").asText();
         }
-        String text = Json.text(delta, "content");
-        if (text != null && !text.isEmpty()) {
-          content = true;
-          open("text", -1, Json.object().put("type", "text").put("text", ""), out);
-          delta(Json.object().put("type", "text_delta").put("text", text), out);
-        }
-        for (JsonNode call : delta.path("tool_calls")) {
-          content = true;
-          int index = call.path("index").asInt(0);
-          JsonNode fn = call.path("function");
-          if (!"tool_use".equals(openBlock) || index != openToolIndex) {
-            ObjectNode block = Json.object().put("type", "tool_use").put("id", call.path("id").asText())
-                .put("name", fn.path("name").asText());
-            block.putObject("input");
-            open("tool_use", index, block, out);
-          }
-          String args = Json.text(fn, "arguments");
-          if (args != null && !args.isEmpty()) {
-            delta(Json.object().put("type", "input_json_delta").put("partial_json", args), out);
-          }
-        }
-        String finish = Json.text(choice, "finish_reason");
-        if (finish != null) {
-          content = true;
-          finishReason = ResponseTranslation.anthropicStopReason(finish, choice.get("stop_reason"));
-          if (finishReason.equals("stop_sequence")) {
-            stopSequence = choice.path("stop_reason").asText();
-          }
-          close(out);
-        }
+        close(out);
       }
     }
 
-    private void start(ObjectNode chunk, Consumer<byte[]> out) {
-      if (started) {
-        return;
-      }
-      started = true;
+    @Override
+    void onStart(ObjectNode chunk, Consumer<byte[]> out) {
       ObjectNode message = Json.object();
       message.put("id", ResponseTranslation.anthropicId(chunk.path("id").asText("msg_gateway")));
       message.put("type", "message");
@@ -353,13 +334,8 @@ final class Streams {
       out.accept(new SseEvent("content_block_stop", Json.write(e)).toBytes());
     }
 
-    private void finish(Consumer<byte[]> out) {
-      if (complete) {
-        return;
-      }
-      if (!started) {
-        start(Json.object(), out);
-      }
+    @Override
+    void onFinish(Consumer<byte[]> out) {
       close(out);
       ObjectNode e = Json.object().put("type", "message_delta");
       ObjectNode d = e.putObject("delta");
@@ -372,7 +348,6 @@ final class Streams {
       e.set("usage", ResponseTranslation.anthropicUsage(usage));
       out.accept(new SseEvent("message_delta", Json.write(e)).toBytes());
       out.accept(new SseEvent("message_stop", "{\"type\":\"message_stop\"}").toBytes());
-      complete = true;
     }
   }
 

@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class SimHttpHandler extends Handler.Abstract {
 
-  private static final String JSON = "application/json";
+  static final String JSON = "application/json";
   private static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -183,14 +183,8 @@ final class SimHttpHandler extends Handler.Abstract {
     try {
       InferenceRequest parsed = parser.parse(format, readBody(request));
       call = prepare(parsed);
-    } catch (HttpError e) {
-      send(response, callback, e.status, JSON, WireJson.openAiError(message(e), e.type, e.status));
-      return;
-    } catch (RequestTooLargeException e) {
-      send(response, callback, 413, JSON, WireJson.openAiError(message(e), "BadRequestError", 413));
-      return;
-    } catch (InvalidRequestException e) {
-      send(response, callback, 400, JSON, WireJson.openAiError(message(e), "BadRequestError", 400));
+    } catch (HttpError | InvalidRequestException e) {
+      refuseOpenAi(e, response, callback);
       return;
     }
     boolean chat = format == ApiFormat.OPENAI_CHAT;
@@ -216,49 +210,38 @@ final class SimHttpHandler extends Handler.Abstract {
 
   private void streamOpenAi(boolean chat, String id, long created, Call call, ResponseStream stream,
       Response response, Callback callback) throws IOException, InterruptedException {
-    int sent = 0;
-    boolean started = false;
-    try {
-      while (true) {
-        ResponseStream.Event event = stream.next();
-        switch (event) {
-          case ResponseStream.Failed f -> {
-            engineFailed(started, WireJson.openAiError(f.reason(), "InternalServerError", 500), f, response,
-                callback);
-            return;
-          }
-          case ResponseStream.Tokens t -> {
-            if (!started) {
-              started = true;
-              startStream(response);
-              if (chat) {
-                write(response, WireJson.chatRoleChunk(id, created, call.model,
-                    call.continuousUsage ? usage(call, -1, 0) : null));
-              }
-            }
-            int to = Math.min(call.words.length, sent + t.count());
-            String text = server.text().text(call.words, sent, to);
-            sent = to;
-            String finish = sent == call.words.length ? call.finishReason : null;
-            WireJson.Usage running = call.continuousUsage ? usage(call, -1, sent) : null;
-            write(response, chat
-                ? WireJson.chatContentChunk(id, created, call.model, text, finish, running)
-                : WireJson.completionChunk(id, created, call.model, text, finish, running));
-          }
-          case ResponseStream.Finished f -> {
-            if (call.includeUsage) {
-              write(response, WireJson.usageChunk(id, chat ? "chat.completion.chunk" : "text_completion", created,
-                  call.model, usage(call, f.cachedPromptTokens(), sent)));
-            }
-            response.write(true, ByteBuffer.wrap(WireJson.DONE), callback);
-            return;
-          }
+    EngineStreamRelay.relay(server, call, stream, new EngineStreamRelay.Format() {
+      @Override
+      public byte[] failureBody(String reason) {
+        return WireJson.openAiError(reason, "InternalServerError", 500);
+      }
+
+      @Override
+      public void start(Response r) throws IOException {
+        if (chat) {
+          write(r, WireJson.chatRoleChunk(id, created, call.model, call.continuousUsage ? usage(call, -1, 0) : null));
         }
       }
-    } catch (IOException e) {
-      stream.abort();
-      throw e;
-    }
+
+      @Override
+      public void text(Response r, String text, int sent) throws IOException {
+        String finish = sent == call.words.length ? call.finishReason : null;
+        WireJson.Usage running = call.continuousUsage ? usage(call, -1, sent) : null;
+        write(r, chat
+            ? WireJson.chatContentChunk(id, created, call.model, text, finish, running)
+            : WireJson.completionChunk(id, created, call.model, text, finish, running));
+      }
+
+      @Override
+      public void finish(Response r, Callback cb, ResponseStream.Finished f, int sent, boolean started)
+          throws IOException {
+        if (call.includeUsage) {
+          write(r, WireJson.usageChunk(id, chat ? "chat.completion.chunk" : "text_completion", created,
+              call.model, usage(call, f.cachedPromptTokens(), sent)));
+        }
+        r.write(true, ByteBuffer.wrap(WireJson.DONE), cb);
+      }
+    }, response, callback);
   }
 
   // ---- Anthropic ----
@@ -293,45 +276,36 @@ final class SimHttpHandler extends Handler.Abstract {
           call.words.length));
       return;
     }
-    int sent = 0;
-    boolean started = false;
-    try {
-      while (true) {
-        ResponseStream.Event event = stream.next();
-        switch (event) {
-          case ResponseStream.Failed f -> {
-            engineFailed(started, WireJson.anthropicError("internal_error", f.reason()), f, response, callback);
-            return;
-          }
-          case ResponseStream.Tokens t -> {
-            if (!started) {
-              started = true;
-              startStream(response);
-              write(response, WireJson.messageStart(id, call.model, call.promptTokens.length));
-              write(response, WireJson.contentBlockStart(0));
-            }
-            int to = Math.min(call.words.length, sent + t.count());
-            String text = server.text().text(call.words, sent, to);
-            sent = to;
-            write(response, WireJson.contentBlockDelta(0, text));
-          }
-          case ResponseStream.Finished f -> {
-            if (!started) {
-              startStream(response);
-              write(response, WireJson.messageStart(id, call.model, call.promptTokens.length));
-            } else {
-              write(response, WireJson.contentBlockStop(0));
-            }
-            write(response, WireJson.messageDelta(stopReason, call.promptTokens.length, sent));
-            response.write(true, ByteBuffer.wrap(WireJson.messageStop()), callback);
-            return;
-          }
-        }
+    EngineStreamRelay.relay(server, call, stream, new EngineStreamRelay.Format() {
+      @Override
+      public byte[] failureBody(String reason) {
+        return WireJson.anthropicError("internal_error", reason);
       }
-    } catch (IOException e) {
-      stream.abort();
-      throw e;
-    }
+
+      @Override
+      public void start(Response r) throws IOException {
+        write(r, WireJson.messageStart(id, call.model, call.promptTokens.length));
+        write(r, WireJson.contentBlockStart(0));
+      }
+
+      @Override
+      public void text(Response r, String text, int sent) throws IOException {
+        write(r, WireJson.contentBlockDelta(0, text));
+      }
+
+      @Override
+      public void finish(Response r, Callback cb, ResponseStream.Finished f, int sent, boolean started)
+          throws IOException {
+        if (!started) {
+          startStream(r);
+          write(r, WireJson.messageStart(id, call.model, call.promptTokens.length));
+        } else {
+          write(r, WireJson.contentBlockStop(0));
+        }
+        write(r, WireJson.messageDelta(stopReason, call.promptTokens.length, sent));
+        r.write(true, ByteBuffer.wrap(WireJson.messageStop()), cb);
+      }
+    }, response, callback);
   }
 
   private void countTokens(Request request, Response response, Callback callback) throws IOException {
@@ -509,16 +483,13 @@ final class SimHttpHandler extends Handler.Abstract {
   }
 
   /**
-   * The engine stopped a request: before anything was sent the client gets a 500 with {@code errorBody} in its API's
-   * format; once a stream has started, the connection is cut, as vLLM's is.
+   * A request refused before it ran, answered as an OpenAI error: an {@link HttpError} with its own status and type,
+   * a body too large with 413, any other invalid request with 400.
    */
-  static void engineFailed(boolean started, byte[] errorBody, ResponseStream.Failed f, Response response,
-      Callback callback) {
-    if (!started) {
-      send(response, callback, 500, JSON, errorBody);
-    } else {
-      callback.failed(new IOException("engine stopped: " + f.reason()));
-    }
+  static void refuseOpenAi(Exception e, Response response, Callback callback) {
+    int status = e instanceof HttpError h ? h.status : e instanceof RequestTooLargeException ? 413 : 400;
+    String type = e instanceof HttpError h ? h.type : "BadRequestError";
+    send(response, callback, status, JSON, WireJson.openAiError(message(e), type, status));
   }
 
   private WireJson.Usage usage(Call call, int cached, int completionTokens) {

@@ -11,7 +11,6 @@ import dev.kinference.request.InferenceRequest;
 import dev.kinference.request.InvalidRequestException;
 import dev.kinference.request.Message;
 import dev.kinference.request.RequestParser;
-import dev.kinference.request.RequestTooLargeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +45,7 @@ final class SimResponses {
   /** Responses kept for {@code previous_response_id}; the oldest goes first. */
   static final int MAX_STORED = 10_000;
 
-  private static final String JSON = "application/json";
-  private static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
+  private static final String JSON = SimHttpHandler.JSON;
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final SimulatedServer server;
@@ -84,17 +82,8 @@ final class SimResponses {
       full = withHistory(parsed, body);
       call = http.prepare(full);
       tool = forcedTool(body);
-    } catch (SimHttpHandler.HttpError e) {
-      SimHttpHandler.send(response, callback, e.status, JSON,
-          WireJson.openAiError(SimHttpHandler.message(e), e.type, e.status));
-      return;
-    } catch (RequestTooLargeException e) {
-      SimHttpHandler.send(response, callback, 413, JSON,
-          WireJson.openAiError(SimHttpHandler.message(e), "BadRequestError", 413));
-      return;
-    } catch (InvalidRequestException e) {
-      SimHttpHandler.send(response, callback, 400, JSON,
-          WireJson.openAiError(SimHttpHandler.message(e), "BadRequestError", 400));
+    } catch (SimHttpHandler.HttpError | InvalidRequestException e) {
+      SimHttpHandler.refuseOpenAi(e, response, callback);
       return;
     }
     Answer a = new Answer("resp_" + SimHttpHandler.randomHex(),
@@ -119,81 +108,73 @@ final class SimResponses {
 
   private void stream(Answer a, InferenceRequest full, ResponseStream stream, Response response, Callback callback)
       throws IOException, InterruptedException {
-    SimHttpHandler.Call call = a.call;
     StringBuilder text = new StringBuilder();
-    int sent = 0;
-    boolean started = false;
-    try {
-      while (true) {
-        ResponseStream.Event event = stream.next();
-        switch (event) {
-          case ResponseStream.Failed f -> {
-            SimHttpHandler.engineFailed(started, WireJson.openAiError(f.reason(), "InternalServerError", 500), f,
-                response, callback);
-            return;
-          }
-          case ResponseStream.Tokens t -> {
-            if (!started) {
-              started = true;
-              response.setStatus(200);
-              response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, EVENT_STREAM);
-              open(a, response);
-            }
-            int to = Math.min(call.words.length, sent + t.count());
-            String piece = server.text().text(call.words, sent, to);
-            sent = to;
-            text.append(piece);
-            ObjectNode delta = a.event(a.tool == null ? "response.output_text.delta"
-                : "response.function_call_arguments.delta");
-            delta.put("item_id", a.itemId).put("output_index", 0);
-            if (a.tool == null) {
-              delta.put("content_index", 0).put("delta", piece).putArray("logprobs");
-            } else {
-              String escaped = escaped(piece);
-              delta.put("delta", text.length() == piece.length() ? "{\"input\":\"" + escaped : escaped);
-            }
-            SimHttpHandler.write(response, sse(delta));
-          }
-          case ResponseStream.Finished f -> {
-            if (!started) {
-              response.setStatus(200);
-              response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, EVENT_STREAM);
-              open(a, response);
-            }
-            String all = text.toString();
-            if (a.tool == null) {
-              SimHttpHandler.write(response, sse(a.event("response.output_text.done").put("item_id", a.itemId)
-                  .put("output_index", 0).put("content_index", 0).put("text", all)));
-              ObjectNode partDone = a.event("response.content_part.done").put("item_id", a.itemId)
-                  .put("output_index", 0).put("content_index", 0);
-              partDone.set("part", outputText(all));
-              SimHttpHandler.write(response, sse(partDone));
-            } else {
-              if (all.isEmpty()) {
-                SimHttpHandler.write(response, sse(a.event("response.function_call_arguments.delta")
-                    .put("item_id", a.itemId).put("output_index", 0).put("delta", "{\"input\":\"")));
-              }
-              SimHttpHandler.write(response, sse(a.event("response.function_call_arguments.delta")
-                  .put("item_id", a.itemId).put("output_index", 0).put("delta", "\"}")));
-              SimHttpHandler.write(response, sse(a.event("response.function_call_arguments.done")
-                  .put("item_id", a.itemId).put("output_index", 0).put("name", a.tool)
-                  .put("arguments", arguments(all))));
-            }
-            ObjectNode itemDone = a.event("response.output_item.done").put("output_index", 0);
-            itemDone.set("item", a.item("completed", all));
-            SimHttpHandler.write(response, sse(itemDone));
-            store(a, full, all);
-            ObjectNode completed = a.event("response.completed");
-            completed.set("response", a.response("completed", all, sent, f.cachedPromptTokens()));
-            response.write(true, ByteBuffer.wrap(sse(completed)), callback);
-            return;
-          }
-        }
+    EngineStreamRelay.relay(server, a.call, stream, new EngineStreamRelay.Format() {
+      @Override
+      public byte[] failureBody(String reason) {
+        return WireJson.openAiError(reason, "InternalServerError", 500);
       }
-    } catch (IOException e) {
-      stream.abort();
-      throw e;
+
+      @Override
+      public void start(Response r) throws IOException {
+        open(a, r);
+      }
+
+      @Override
+      public void text(Response r, String piece, int sent) throws IOException {
+        text.append(piece);
+        ObjectNode delta = a.event(a.tool == null ? "response.output_text.delta"
+            : "response.function_call_arguments.delta");
+        delta.put("item_id", a.itemId).put("output_index", 0);
+        if (a.tool == null) {
+          delta.put("content_index", 0).put("delta", piece).putArray("logprobs");
+        } else {
+          String escaped = escaped(piece);
+          delta.put("delta", text.length() == piece.length() ? "{\"input\":\"" + escaped : escaped);
+        }
+        SimHttpHandler.write(r, sse(delta));
+      }
+
+      @Override
+      public void finish(Response r, Callback cb, ResponseStream.Finished f, int sent, boolean started)
+          throws IOException {
+        if (!started) {
+          SimHttpHandler.startStream(r);
+          open(a, r);
+        }
+        finishAnswer(a, full, text.toString(), f, sent, r, cb);
+      }
+    }, response, callback);
+  }
+
+  /** The events after the last token: the item's text or arguments done, the item done, the response completed. */
+  private void finishAnswer(Answer a, InferenceRequest full, String all, ResponseStream.Finished f, int sent,
+      Response response, Callback callback) throws IOException {
+    if (a.tool == null) {
+      SimHttpHandler.write(response, sse(a.event("response.output_text.done").put("item_id", a.itemId)
+          .put("output_index", 0).put("content_index", 0).put("text", all)));
+      ObjectNode partDone = a.event("response.content_part.done").put("item_id", a.itemId)
+          .put("output_index", 0).put("content_index", 0);
+      partDone.set("part", outputText(all));
+      SimHttpHandler.write(response, sse(partDone));
+    } else {
+      if (all.isEmpty()) {
+        SimHttpHandler.write(response, sse(a.event("response.function_call_arguments.delta")
+            .put("item_id", a.itemId).put("output_index", 0).put("delta", "{\"input\":\"")));
+      }
+      SimHttpHandler.write(response, sse(a.event("response.function_call_arguments.delta")
+          .put("item_id", a.itemId).put("output_index", 0).put("delta", "\"}")));
+      SimHttpHandler.write(response, sse(a.event("response.function_call_arguments.done")
+          .put("item_id", a.itemId).put("output_index", 0).put("name", a.tool)
+          .put("arguments", arguments(all))));
     }
+    ObjectNode itemDone = a.event("response.output_item.done").put("output_index", 0);
+    itemDone.set("item", a.item("completed", all));
+    SimHttpHandler.write(response, sse(itemDone));
+    store(a, full, all);
+    ObjectNode completed = a.event("response.completed");
+    completed.set("response", a.response("completed", all, sent, f.cachedPromptTokens()));
+    response.write(true, ByteBuffer.wrap(sse(completed)), callback);
   }
 
   /** The events before the first token: the response created and in progress, its output item and part added. */

@@ -13,11 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZEvent;
 import org.zeromq.ZMQ;
-import org.zeromq.ZMQException;
 import org.zeromq.ZMonitor;
 
 /**
@@ -56,8 +54,8 @@ import org.zeromq.ZMonitor;
  * a replay socket, a silent socket is replaced only when its connection was reported lost or it never delivered
  * anything.
  *
- * <p>These rules live in {@link KvEventSequencer}, which sees no socket: this class owns the sockets and the thread,
- * and carries out the sequencer's actions.
+ * <p>These rules live in {@link KvEventSequencer}, which sees no socket; the sockets are {@link KvEventSockets}'s: this
+ * class owns the thread, carries out the sequencer's actions and counts what it did.
  *
  * <p>Threading: one daemon thread per subscriber receives and applies, so events of one endpoint are applied one
  * at a time in order, and different endpoints proceed in parallel. {@link #stats()} may be read from any thread.
@@ -65,13 +63,6 @@ import org.zeromq.ZMonitor;
 public final class KvEventSubscriber implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(KvEventSubscriber.class);
-  /**
-   * How long a connection may take to complete its ZMTP greeting before it is dropped and made again. JeroMQ 0.6
-   * occasionally leaves a fresh loopback or LAN connection established but never reads the peer's greeting (about
-   * one connection in a hundred here); ZeroMQ's default of 30 s would leave the subscriber deaf that long.
-   */
-  static final int HANDSHAKE_MILLIS = 1_000;
-
   /**
    * Told what the subscriber does, on its thread, in order. Implementations must be quick and must not throw; a
    * throwing listener is logged and ignored.
@@ -123,7 +114,6 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final Duration reconnectMin;
   private final Duration reconnectMax;
   private final Listener listener;
-  private final @Nullable ZContext sharedContext;
 
   private final KvEventDecoder decoder = new KvEventDecoder();
   private final KvCacheGroups groups;
@@ -131,8 +121,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final KvEventSequencer sequencer;
   private volatile boolean running;
   private @Nullable Thread thread;
-  private @Nullable ZContext ownContext;
-  private static final AtomicLong MONITORS = new AtomicLong();
+  private final KvEventSockets sockets;
 
   private final AtomicLong batches = new AtomicLong();
   private final AtomicLong events = new AtomicLong();
@@ -160,9 +149,10 @@ public final class KvEventSubscriber implements AutoCloseable {
     this.reconnectMin = b.reconnectMin;
     this.reconnectMax = b.reconnectMax;
     this.listener = b.listener;
-    this.sharedContext = b.context;
     this.groups = new KvCacheGroups(endpoint.endpoint().model());
-    this.sequencer = new KvEventSequencer(topic, replayAddress == null ? null : this::fetchReplay,
+    this.sockets = new KvEventSockets(endpoint.id(), address, replayAddress, topic, receiveTimeout, replayTimeout,
+        reconnectMin, reconnectMax, () -> running, b.context);
+    this.sequencer = new KvEventSequencer(topic, replayAddress == null ? null : sockets::fetchReplay,
         reconnectMax.toNanos() * 2 + 1_000_000_000L);
   }
 
@@ -260,48 +250,13 @@ public final class KvEventSubscriber implements AutoCloseable {
         lastApplied.get());
   }
 
-  private ZContext context() {
-    ZContext c = sharedContext;
-    if (c != null) {
-      return c;
-    }
-    synchronized (this) {
-      ZContext own = ownContext;
-      if (own == null) {
-        own = new ZContext(1);
-        own.setLinger(0);
-        ownContext = own;
-      }
-      return own;
-    }
-  }
-
   private void run() {
     long backoff = reconnectMin.toMillis();
     try {
       while (running) {
-        ZMQ.Socket socket = null;
-        ZMQ.Socket monitor = null;
-        try {
-          socket = context().createSocket(SocketType.SUB);
-          socket.setLinger(0);
-          socket.setHandshakeIvl(HANDSHAKE_MILLIS);
-          socket.setRcvHWM(100_000);
-          socket.setReceiveTimeOut((int) receiveTimeout.toMillis());
-          socket.setReconnectIVL((int) reconnectMin.toMillis());
-          socket.setReconnectIVLMax((int) reconnectMax.toMillis());
-          // Neither ZMTP heartbeats nor TCP keepalive options: with JeroMQ 0.6 either one sometimes leaves a
-          // subscriber that never receives again from a publisher restarted on the same port (regression tests:
-          // the restart tests). A silent connection is replaced instead (see receiveLoop).
-          String monitorAddress = "inproc://kv-events-monitor-" + MONITORS.incrementAndGet();
-          socket.monitor(monitorAddress, ZMQ.EVENT_DISCONNECTED);
-          monitor = context().createSocket(SocketType.PAIR);
-          monitor.setLinger(0);
-          monitor.connect(monitorAddress);
-          socket.connect(address);
-          socket.subscribe(topic);
+        try (KvEventSockets.Live live = sockets.openLive()) {
           LOG.debug("subscribed to KV events of {} at {}", endpoint.id(), address);
-          receiveLoop(socket, monitor);
+          receiveLoop(live.socket(), live.monitor());
           backoff = reconnectMin.toMillis();
         } catch (RuntimeException e) {
           // Whatever JeroMQ throws, the subscriber backs off and reconnects rather than dying silently.
@@ -312,26 +267,13 @@ public final class KvEventSubscriber implements AutoCloseable {
               e.toString(), backoff);
           sleep(backoff);
           backoff = Math.min(reconnectMax.toMillis(), backoff * 2);
-        } finally {
-          if (socket != null) {
-            socket.close();
-          }
-          if (monitor != null) {
-            monitor.close();
-          }
         }
       }
     } finally {
       if (index instanceof HybridCacheIndex hybrid) {
         hybrid.unregister(endpoint, groups);
       }
-      synchronized (this) {
-        ZContext own = ownContext;
-        if (own != null) {
-          own.close();
-          ownContext = null;
-        }
-      }
+      sockets.close();
     }
   }
 
@@ -409,76 +351,6 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
     }
     return replace;
-  }
-
-  /**
-   * The replay socket's replies from {@code from} on, each reply's frames after the empty delimiter, up to and
-   * including the end marker (or a malformed reply, which the sequencer rejects); null when it does not answer in
-   * time (logged) or the subscriber is stopping.
-   */
-  private @Nullable List<byte[][]> fetchReplay(long from) {
-    String where = Objects.requireNonNull(replayAddress);
-    ZMQ.Socket dealer = null;
-    try {
-      // The request is sent again on a fresh socket when no reply comes soon: a request sent right after
-      // connecting is occasionally lost, and a duplicate only costs the server a second answer.
-      long deadline = System.nanoTime() + replayTimeout.toNanos();
-      byte[] first = null;
-      for (int attempt = 0; first == null; attempt++) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0 || !running) {
-          LOG.warn("replay of KV events {}.. of {} from {} got no answer within {}", Long.toUnsignedString(from),
-              endpoint.id(), where, replayTimeout);
-          return null;
-        }
-        if (dealer != null) {
-          dealer.close();
-        }
-        dealer = context().createSocket(SocketType.DEALER);
-        dealer.setLinger(0);
-        dealer.setHandshakeIvl(HANDSHAKE_MILLIS);
-        dealer.setReceiveTimeOut((int) Math.max(1, Math.min(left / 1_000_000, 200L << Math.min(attempt, 6))));
-        dealer.connect(where);
-        dealer.sendMore(new byte[0]);
-        dealer.send(KvEventSequencer.toBytes(from));
-        first = dealer.recv(0);
-      }
-      ZMQ.Socket socket = Objects.requireNonNull(dealer);
-      socket.setReceiveTimeOut((int) replayTimeout.toMillis());
-      List<byte[][]> replies = new ArrayList<>();
-      List<byte[]> frames = new ArrayList<>(5);
-      while (running) {
-        if (first == null) {
-          first = socket.recv(0);
-        }
-        if (first == null) {
-          LOG.warn("replay of KV events {}.. of {} from {} timed out after {}", Long.toUnsignedString(from),
-              endpoint.id(), where, replayTimeout);
-          return null;
-        }
-        frames.clear();
-        frames.add(first);
-        first = null;
-        while (socket.hasReceiveMore()) {
-          frames.add(socket.recv(0));
-        }
-        if (!frames.isEmpty() && frames.get(0).length == 0) {
-          frames.remove(0);
-        }
-        replies.add(frames.toArray(new byte[0][]));
-        if (KvEventSequencer.endsReplay(frames)) {
-          return replies;
-        }
-      }
-      return null;
-    } catch (ZMQException e) {
-      LOG.warn("replay of KV events of {} from {} failed: {}", endpoint.id(), where, e.toString());
-      return null;
-    } finally {
-      if (dealer != null) {
-        dealer.close();
-      }
-    }
   }
 
   private void apply(long seq, byte[] payload, boolean fromReplay) {

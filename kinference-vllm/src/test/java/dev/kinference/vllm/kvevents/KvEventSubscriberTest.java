@@ -172,7 +172,7 @@ class KvEventSubscriberTest {
   /**
    * Regression: JeroMQ 0.6 leaves about one fresh connection in a hundred established but deaf (the subscriber never
    * reads the publisher's greeting), and ZeroMQ's default 30 s handshake limit kept such a subscriber deaf that long.
-   * With {@link KvEventSubscriber#HANDSHAKE_MILLIS} every one of 150 fresh subscribers hears within seconds.
+   * With {@link KvEventSockets#HANDSHAKE_MILLIS} every one of 150 fresh subscribers hears within seconds.
    */
   @Test
   void everyFreshSubscriberHearsThePublisherWithinSeconds() throws Exception {
