@@ -170,7 +170,12 @@ class MetricsScraperTest {
     scrapeOneServer(page(1, 1, 0.1));
 
     await("20 scrapes and 2 health checks", () -> server.metricsRequests.get() >= 20 && server.healthRequests.get() >= 2);
-    assertThat(server.connectionsOpened.get()).isEqualTo(1);
+    // A request that fails (a timeout on a loaded machine) abandons its connection; every other one reuses it.
+    MetricsScraper.TargetStats stats = scraper.stats().values().iterator().next();
+    assertThat(server.connectionsOpened.get())
+        .as("connections opened for %s", stats)
+        .isLessThanOrEqualTo(1 + (int) (stats.failures() + stats.healthFailures()));
+    assertThat(stats.failures() + stats.healthFailures()).as("failed requests").isLessThan(stats.scrapes() / 2);
   }
 
   @Test
