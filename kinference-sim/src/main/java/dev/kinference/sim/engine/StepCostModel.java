@@ -23,7 +23,9 @@ import java.util.Objects;
  * the weight GEMMs reach, and the engine's CPU side (scheduling, sampling, detokenizing) costs 30 us a sequence a
  * step; both matter at large batches (see {@code kinference-sim/README.md} for the calibration). Attention pairs are
  * {@code sum over sequences of new x (context + (new + 1) / 2)}: causal attention of
- * the new tokens over the cached context and over each other.
+ * the new tokens over the cached context and over each other. That term makes prefill superlinear in context: on
+ * the default hybrid model on an L40S a 50,000-token prompt costs about twice its linear share (see {@link
+ * #attentionSecondsPerTokenPair()}), and the router's {@code TtftModel} carries the same term.
  *
  * <p>Immutable and thread-safe.
  */
@@ -132,6 +134,16 @@ public final class StepCostModel {
       total += stepSeconds(1, n, done + n, n * (done + (n + 1) / 2.0));
     }
     return total;
+  }
+
+  /**
+   * Seconds of attention per (new token, context token) pair in a compute-bound step: {@code 4 x qHeads x headDim x
+   * kvLayers / tp} FLOPs (the score and value multiply-adds of each full-attention layer) at the GPU's BF16 peak
+   * times the attention kernels' efficiency (0.5) and the GPU's {@code computeEfficiencyScale}. The coefficient to
+   * give the router's {@code TtftModel} for this deployment.
+   */
+  public double attentionSecondsPerTokenPair() {
+    return attentionFlopsPerPair / attentionPeak;
   }
 
   /** Weight bytes each GPU holds. */
