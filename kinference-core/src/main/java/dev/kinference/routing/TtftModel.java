@@ -25,7 +25,7 @@ import java.util.Objects;
  * the attention time of the observed request is taken out of an observation before it is learned from; a model
  * that sets the coefficient to 0 predicts linearly, as before.
  *
- * The prefill rate is learned online from observed TTFTs of requests that found no queue, one rate per model and
+ * <p>The prefill rate is learned online from observed TTFTs of requests that found no queue, one rate per model and
  * hardware shared by its endpoints (see {@link EndpointState#learnPrefillRate}); until the first observation it is
  * {@link #coldStartPrefillRate()}.
  * Pending prefill comes from the router's own account and the scraped queue ({@link
