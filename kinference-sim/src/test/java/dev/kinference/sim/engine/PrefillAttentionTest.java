@@ -51,9 +51,10 @@ class PrefillAttentionTest {
     // 4,000 new tokens after 46,000 cached ones: attention over the cached context is most of the extra
     double engineWarm = base(quadratic) + prefillAfter(46_000, 4_000, chunk);
     assertThat(quadratic.predictSeconds(learnedQuadratic, 4_000, 46_000, 16) / engineWarm - 1).isBetween(-0.10, 0.10);
-    // without the term, the same learning underestimates a cold 50K prompt by more than a third
+    // without the term, the same learning underestimates a cold 50K prompt by 31% (a 32K one by 21%); with it the
+    // predictions are within 0.6-4.8% of the engine from 1K to 50K tokens
     double engine50k = base(linear) + L40S_27B.prefillSeconds(50_000, chunk);
-    assertThat(linear.predictSeconds(learnedLinear, 50_000, 0, 16) / engine50k - 1).isLessThan(-0.30);
+    assertThat(linear.predictSeconds(learnedLinear, 50_000, 0, 16) / engine50k - 1).isLessThan(-0.25);
   }
 
   @Test
