@@ -208,6 +208,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     RouterNames() {
       super(Routers.ALL);
+      addAll(Routers.EXTRA);
     }
   }
 }

@@ -177,8 +177,8 @@ public final class RoutingDecision {
     if (accounted && state.compareAndSet(DISPATCHED, FIRST_TOKEN)) {
       EndpointState e = ranked[position];
       e.onFirstToken(uncachedTokens(), generation);
-      router.ttftModel().learn(e, pendingPrefillAtDispatch + uncachedTokens(), runningAtDispatch,
-          waitingAtDispatch, router.nanoTime() - dispatchedAtNanos);
+      router.ttftModel().learn(e, pendingPrefillAtDispatch + uncachedTokens(), uncachedTokens(),
+          cachedPrefixTokens(), runningAtDispatch, waitingAtDispatch, router.nanoTime() - dispatchedAtNanos);
     }
   }
 

@@ -30,6 +30,9 @@ import org.jspecify.annotations.Nullable;
  *       blocks ({@code precise-prefix-cache-scorer}, absolute {@code matched / total} since llm-d-router #1107,
  *       2026-05-14; min-max normalised across servers before).</li>
  * </ul>
+ * The {@link #estimated(long) estimated} variant is the approximate row of llm-d's published precise-prefix benchmark
+ * ("estimated-scheduling" in the report of its precise-prefix-cache-aware guide): the {@link GiePrefixIndex} over
+ * 64-character blocks, at most 256, weighted prefix 1, KV 1, queue 1.
  */
 final class LlmdRouter implements FleetRouter {
 
@@ -37,21 +40,36 @@ final class LlmdRouter implements FleetRouter {
   static final double QUEUE_WEIGHT = 2;
   static final double KV_WEIGHT = 2;
 
+  /** The name of the {@link #estimated(long)} variant. */
+  static final String ESTIMATED = "llm-d-estimated";
+
   private final boolean precise;
+  private final boolean estimated;
   private final SplittableRandom random;
   private ScrapedState scraped = new ScrapedState(0);
   private @Nullable EventPrefixIndex events;
   private @Nullable LlmdApproxPrefixIndex approximate;
+  private @Nullable GiePrefixIndex characters;
   private double[] scores = new double[0];
 
   LlmdRouter(boolean precise, long seed) {
+    this(precise, false, seed);
+  }
+
+  private LlmdRouter(boolean precise, boolean estimated, long seed) {
     this.precise = precise;
+    this.estimated = estimated;
     this.random = new SplittableRandom(seed);
+  }
+
+  /** llm-d's published approximate configuration (see the class comment). */
+  static LlmdRouter estimated(long seed) {
+    return new LlmdRouter(false, true, seed);
   }
 
   @Override
   public String name() {
-    return precise ? "llm-d-precise" : "llm-d-approx";
+    return precise ? "llm-d-precise" : estimated ? ESTIMATED : "llm-d-approx";
   }
 
   @Override
@@ -61,6 +79,8 @@ final class LlmdRouter implements FleetRouter {
     scores = new double[n];
     if (precise) {
       events = new EventPrefixIndex(fleet, fleet.engine(0).config().blockSize());
+    } else if (estimated) {
+      characters = new GiePrefixIndex(n, fleet.model());
     } else {
       approximate = new LlmdApproxPrefixIndex(n, fleet.model());
     }
@@ -92,6 +112,11 @@ final class LlmdRouter implements FleetRouter {
       PrefixKeys keys = index.keys(request);
       matched = index.lookup(keys);
       total = keys.size();
+    } else if (estimated) {
+      GiePrefixIndex index = Objects.requireNonNull(characters);
+      blocks = index.blocks(request.routingText());
+      matched = index.match(blocks);
+      total = blocks.length;
     } else {
       LlmdApproxPrefixIndex index = Objects.requireNonNull(approximate);
       blocks = index.blocks(request.promptTokens());
@@ -109,7 +134,8 @@ final class LlmdRouter implements FleetRouter {
     int ties = 0;
     for (int i = 0; i < n; i++) {
       double prefix = total == 0 ? 0 : (double) matched[i] / total;
-      double s = score(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i));
+      double s = estimated ? scoreEstimated(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i))
+          : score(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i));
       if (s > best + 1e-9) {
         best = s;
         chosen = i;
@@ -118,7 +144,9 @@ final class LlmdRouter implements FleetRouter {
         chosen = i;
       }
     }
-    if (blocks != null) {
+    if (blocks != null && estimated) {
+      Objects.requireNonNull(characters).record(chosen, blocks);
+    } else if (blocks != null) {
       Objects.requireNonNull(approximate).record(chosen, blocks);
     }
     int server = chosen;
@@ -137,5 +165,11 @@ final class LlmdRouter implements FleetRouter {
   static double score(double prefix, int waiting, int minQ, int maxQ, double kvUsage) {
     double queue = maxQ == minQ ? 1.0 : (double) (maxQ - waiting) / (maxQ - minQ);
     return PREFIX_WEIGHT * prefix + QUEUE_WEIGHT * queue + KV_WEIGHT * (1 - kvUsage);
+  }
+
+  /** The published estimated-scheduling score: {@code prefix + queue + (1 - kv usage)}, each weighted 1. */
+  static double scoreEstimated(double prefix, int waiting, int minQ, int maxQ, double kvUsage) {
+    double queue = maxQ == minQ ? 1.0 : (double) (maxQ - waiting) / (maxQ - minQ);
+    return prefix + queue + (1 - kvUsage);
   }
 }

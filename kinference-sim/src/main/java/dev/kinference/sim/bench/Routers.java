@@ -21,6 +21,12 @@ public final class Routers {
   public static final List<String> ALL = List.of(OURS, OURS_APPROX, RANDOM, "round-robin", LEAST_REQUEST,
       "power-of-two", "sglang-cache-aware", "llm-d-approx", "llm-d-precise", LLMD_STICKY, "dynamo-kv", ORACLE);
 
+  /**
+   * Routers that are known by name but not part of {@link #ALL}: {@code llm-d-estimated}, the approximate scheduler
+   * of llm-d's published precise-prefix benchmark (64-character blocks, at most 256, weights 1 / 1 / 1).
+   */
+  public static final List<String> EXTRA = List.of("llm-d-estimated");
+
   private Routers() {}
 
   /**
@@ -88,10 +94,12 @@ public final class Routers {
       case "sglang-cache-aware" -> new SglangCacheAwareRouter();
       case "llm-d-approx" -> new LlmdRouter(false, seed);
       case "llm-d-precise" -> new LlmdRouter(true, seed);
+      case LlmdRouter.ESTIMATED -> LlmdRouter.estimated(seed);
       case LLMD_STICKY -> new LlmdStickyRouter(seed);
       case "dynamo-kv" -> new DynamoKvRouter(seed);
       case ORACLE -> new OracleRouter(seed);
-      default -> throw new IllegalArgumentException("unknown router '" + name + "'; known: " + ALL);
+      default -> throw new IllegalArgumentException("unknown router '" + name + "'; known: " + ALL + " and "
+          + EXTRA);
     };
   }
 
@@ -115,6 +123,8 @@ public final class Routers {
       case "sglang-cache-aware" -> "SGLang cache_aware: character radix tree, thresholds 64 / 1.5 / 0.3";
       case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate 64-char prefix blocks";
       case "llm-d-precise" -> "llm-d default profile (prefix 3, queue 2, kv 2), precise prefix from KV events";
+      case LlmdRouter.ESTIMATED -> "llm-d's published approximate run (prefix 1, queue 1, kv 1), 64-char blocks, "
+          + "at most 256, LRU of 31,250";
       case LLMD_STICKY -> "llm-d's current default (optimized-baseline guide): servers with prefix >= 0.8 unless "
           + "18 s slower, then fewest uncached prompt tokens in flight";
       case "dynamo-kv" -> "Dynamo KV router: active prefill + prompt - overlap blocks, + distinct active blocks";

@@ -7,7 +7,7 @@ import java.util.Objects;
  * sequence) on {@code tp} GPUs:
  *
  * <pre>
- *   memory  = (weights / tp + recurrent state) / (bandwidth x bandwidthEfficiency)
+ *   memory  = ((weights - input embedding) / tp + recurrent state) / (bandwidth x bandwidthEfficiency)
  *           + KV read and written / (bandwidth x bandwidthEfficiency x 0.6)
  *   compute = 2 x activeParams x tokens / tp / (matmul peak x eta(tokens) x computeEfficiencyScale)
  *           + 4 x attention pairs x qHeads x headDim x kvLayers / tp / (BF16 peak x 0.5 x computeEfficiencyScale)
@@ -15,7 +15,11 @@ import java.util.Objects;
  *   step    = max(memory, compute) + comm + stepOverhead + 30 us x sequences
  * </pre>
  *
- * where {@code eta(tokens)} is the matrix-multiply efficiency measured on H100 (Vidur profiling: 29% at 128
+ * The input embedding table (vocab x hidden, BF16) is not streamed by a step: a step gathers one row a token (the
+ * output projection, a separate matrix in every built-in model, is streamed like any other weight). Counting the
+ * table as read made a Qwen3-8B decode step on an H100 11% slower than vLLM's measured 7.28 ms.
+ *
+ * <p>where {@code eta(tokens)} is the matrix-multiply efficiency measured on H100 (Vidur profiling: 29% at 128
  * tokens, 64% at 512, 74% at 1,024, 77% at 2,048; held at 29% below 128 tokens, where the step is bandwidth-bound
  * anyway), times the GPU's {@code computeEfficiencyScale} (0.7: the rest of a layer, norms, activations, launch
  * gaps, takes about 40% more time than its GEMMs). So prefill is compute-bound and decode bandwidth-bound, with the
@@ -23,7 +27,9 @@ import java.util.Objects;
  * the weight GEMMs reach, and the engine's CPU side (scheduling, sampling, detokenizing) costs 30 us a sequence a
  * step; both matter at large batches (see {@code kinference-sim/README.md} for the calibration). Attention pairs are
  * {@code sum over sequences of new x (context + (new + 1) / 2)}: causal attention of
- * the new tokens over the cached context and over each other.
+ * the new tokens over the cached context and over each other. That term makes prefill superlinear in context: on
+ * the default hybrid model on an L40S a 50,000-token prompt costs about twice its linear share (see {@link
+ * #attentionSecondsPerTokenPair()}), and the router's {@code TtftModel} carries the same term.
  *
  * <p>Immutable and thread-safe.
  */
@@ -40,6 +46,7 @@ public final class StepCostModel {
   private final ModelSpec model;
   private final int tp;
   private final double weightBytesPerGpu;
+  private final double streamedWeightBytesPerGpu;
   private final double kvBytesPerTokenPerGpu;
   private final double stateBytesPerSequencePerGpu;
   private final double effectiveBandwidth;
@@ -56,6 +63,8 @@ public final class StepCostModel {
     }
     this.tp = tensorParallel;
     this.weightBytesPerGpu = model.weightBytes() / tp;
+    double embeddingBytes = (double) model.vocab() * model.hidden() * Dtype.BF16.bytes();
+    this.streamedWeightBytesPerGpu = Math.max(model.weightBytes() / 2, model.weightBytes() - embeddingBytes) / tp;
     this.kvBytesPerTokenPerGpu = (double) model.kvBytesPerToken() / tp;
     this.stateBytesPerSequencePerGpu = (double) model.stateBytesPerSequence() / tp;
     this.effectiveBandwidth = gpu.bandwidthBytesPerSecond() * gpu.bandwidthEfficiency();
@@ -104,7 +113,7 @@ public final class StepCostModel {
     if (sequences <= 0 || tokens <= 0) {
       return 0;
     }
-    double bytes = weightBytesPerGpu + 2 * sequences * stateBytesPerSequencePerGpu;
+    double bytes = streamedWeightBytesPerGpu + 2 * sequences * stateBytesPerSequencePerGpu;
     double memory = bytes / effectiveBandwidth
         + kvTokens * kvBytesPerTokenPerGpu / (effectiveBandwidth * KV_BANDWIDTH_RATIO);
     double linear = tokens * linearFlopsPerToken / (matmulPeak * matmulEfficiency((double) tokens));
@@ -132,6 +141,16 @@ public final class StepCostModel {
       total += stepSeconds(1, n, done + n, n * (done + (n + 1) / 2.0));
     }
     return total;
+  }
+
+  /**
+   * Seconds of attention per (new token, context token) pair in a compute-bound step: {@code 4 x qHeads x headDim x
+   * kvLayers / tp} FLOPs (the score and value multiply-adds of each full-attention layer) at the GPU's BF16 peak
+   * times the attention kernels' efficiency (0.5) and the GPU's {@code computeEfficiencyScale}. The coefficient to
+   * give the router's {@code TtftModel} for this deployment.
+   */
+  public double attentionSecondsPerTokenPair() {
+    return attentionFlopsPerPair / attentionPeak;
   }
 
   /** Weight bytes each GPU holds. */

@@ -6,31 +6,44 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The engine model against published vLLM figures (deterministic computations, not timings). The bounds are the
- * accuracy claimed in {@code kinference-sim/README.md}; the throughput comparisons, whose published setups are not
- * fully known, are printed by {@code kinference bench --calibration}, not asserted.
+ * The engine model against published vLLM figures (deterministic computations on the virtual clock, not timings). The
+ * targets of issue 25 hold on the measured rows, so a change to the model that loses them fails here; the rows that
+ * are fitted, untraced or engineering ranges are printed by {@code kinference bench --calibration}, not asserted.
  */
 class CalibrationTest {
 
   @Test
-  void latencyFiguresAreReproducedWithinFifteenPercentAndDecodeWithinTwentyFive() {
-    List<Calibration.Point> points = Calibration.latencyPoints();
+  void theMeasuredRowsMeetTheTargetsMedianErrorTenPercentNoneOverTwentyFive() {
+    List<Calibration.Point> points = Calibration.points();
     System.out.print(Calibration.table(points));
-    for (Calibration.Point p : points) {
-      if (p.metric().equals("batch latency")) {
-        assertThat(Math.abs(p.error())).as(p.setup()).isLessThan(0.15);
-      }
-      if (p.metric().equals("TPOT")) {
-        assertThat(Math.abs(p.error())).as(p.setup()).isLessThan(0.25);
-      }
-    }
+    Calibration.Summary summary = Calibration.summary(points);
+    // vLLM's CI (10 rows), GPUStack's Qwen3-8B TPOT (4), MLPerf (2) and BLIS's ground truth (11): dropping or
+    // relabelling a row to meet the targets shows here
+    assertThat(summary.rows()).isEqualTo(26);
+    assertThat(summary.medianAbsError()).isLessThanOrEqualTo(0.10);
+    assertThat(summary.maxAbsError()).isLessThanOrEqualTo(0.25);
+    assertThat(points).filteredOn(p -> p.source() == Calibration.Source.RANGE).hasSize(14);
+  }
+
+  @Test
+  void aRangeRowsErrorIsTheDistanceToTheRange() {
+    Calibration.Point inside = new Calibration.Point("s", "ITL", 10, 15, 12, "ms", Calibration.Source.RANGE);
+    Calibration.Point below = new Calibration.Point("s", "ITL", 10, 15, 8, "ms", Calibration.Source.RANGE);
+    Calibration.Point above = new Calibration.Point("s", "ITL", 10, 15, 18, "ms", Calibration.Source.RANGE);
+    assertThat(inside.error()).isZero();
+    assertThat(below.error()).isCloseTo(-0.2, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(above.error()).isCloseTo(0.2, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(Calibration.summary(List.of(inside, below, above)).rows()).isZero();
   }
 
   @Test
   void prefillIsComputeBoundAndDecodeBandwidthBound() {
     StepCostModel h100 = new StepCostModel(GpuSpec.H100, ModelSpec.QWEN3_8B, 1);
-    // one decode: about the time to read the weights once at the calibrated bandwidth efficiency
-    double weightsSeconds = ModelSpec.QWEN3_8B.weightBytes() / (3350e9 * GpuSpec.H100.bandwidthEfficiency());
+    // one decode: about the time to read the weights once at the calibrated bandwidth efficiency (all but the input
+    // embedding table, of which a step gathers one row a token)
+    ModelSpec m = ModelSpec.QWEN3_8B;
+    double streamed = m.weightBytes() - (double) m.vocab() * m.hidden() * 2;
+    double weightsSeconds = streamed / (3350e9 * GpuSpec.H100.bandwidthEfficiency());
     assertThat(h100.decodeStepSeconds(1, 100)).isBetween(weightsSeconds, weightsSeconds * 1.15);
     // batching decodes is nearly free while bandwidth-bound
     assertThat(h100.decodeStepSeconds(16, 100)).isLessThan(h100.decodeStepSeconds(1, 100) * 1.2);
