@@ -226,7 +226,8 @@ final class DecisionSteps {
     System.arraycopy(s.filtered, 0, ctxCand, 0, n);
     lookup(s, ctx, prompt, n);
     for (int i = 0; i < n; i++) {
-      ctx.setPredictedTtft(i, ttftModel.predictSeconds(ctxCand[i], ctx.uncachedTokens(i), ctx.blockSize(i)));
+      ctx.setPredictedTtft(i, ttftModel.predictSeconds(ctxCand[i], ctx.uncachedTokens(i), ctx.cachedTokens(i),
+          ctx.blockSize(i)));
     }
   }
 

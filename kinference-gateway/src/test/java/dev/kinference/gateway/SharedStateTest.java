@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -135,20 +136,30 @@ class SharedStateTest {
     String uri = redis.uri() + "/1";
     startGateways(uri, "tokensPerMinute: 5000", ResilientStateStore.FailureMode.OPEN);
     ExecutorService pool = Executors.newFixedThreadPool(64);
-    List<Future<Outcome>> futures = new ArrayList<>();
+    List<Future<Map.Entry<Long, Outcome>>> futures = new ArrayList<>();
+    long startNanos = System.nanoTime();
     for (int i = 0; i < 200; i++) {
       PolicyGateway g = gateways.get(i % 3);
       String q = "question number " + i + " about the shared limit";
-      futures.add(pool.submit(() -> chat(g, KEY, q)));
+      futures.add(pool.submit(() -> {
+        Outcome o = chat(g, KEY, q);
+        return Map.entry(System.nanoTime(), o);
+      }));
     }
     long admitted = 0;
+    long admittedInFirstMinute = 0;
     int ok = 0;
     int limited = 0;
-    for (Future<Outcome> f : futures) {
-      Outcome o = f.get();
+    for (Future<Map.Entry<Long, Outcome>> f : futures) {
+      Outcome o = f.get().getValue();
       if (o.status() == 200) {
         ok++;
         admitted += o.input() + o.output();
+        // A request answered within a minute of the start was admitted within that minute, so these all count in
+        // one window of the limit; on a machine slow enough for the run to outlast a minute, later ones may not.
+        if (f.get().getKey() - startNanos < 60_000_000_000L) {
+          admittedInFirstMinute += o.input() + o.output();
+        }
       } else {
         assertThat(o.status()).as(o.body()).isEqualTo(429);
         limited++;
@@ -160,7 +171,8 @@ class SharedStateTest {
     long admittedTokens = admitted;
     System.out.printf("3 replicas, 5000 tokens/min: %d admitted (%d tokens), %d refused%n", ok, admitted, limited);
     assertThat(limited).as("the limit bites").isPositive();
-    assertThat(admitted).as("admitted tokens across the three replicas").isLessThanOrEqualTo(5000 + ONE_RESERVATION);
+    assertThat(admittedInFirstMinute).as("tokens admitted across the three replicas within one minute")
+        .isLessThanOrEqualTo(5000 + ONE_RESERVATION);
     List<UsageTotal> t = totals(uri, "acme");
     assertThat(t).singleElement().satisfies(u -> {
       assertThat(u.requests()).isEqualTo(okCount);
