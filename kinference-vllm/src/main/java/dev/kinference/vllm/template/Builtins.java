@@ -44,8 +44,10 @@ final class Builtins {
       case "number" -> Py.isNumber(v);
       case "string" -> v instanceof String;
       case "mapping" -> v instanceof Map || v instanceof Py.Namespace;
-      case "iterable" -> v instanceof List || v instanceof Map || v instanceof String;
-      case "sequence" -> v instanceof List || v instanceof Map || v instanceof String;
+      // Jinja2's Undefined iterates as empty and has a length of 0, so it passes both tests (Hermes' and
+      // Granite's json_to_python_type turn a schema without "type" into "Union[]" through this).
+      case "iterable", "sequence" -> v instanceof List || v instanceof Map || v instanceof String
+          || v instanceof Undefined;
       case "callable" -> v instanceof Py.Callable;
       case "lower" -> v instanceof String s && s.equals(s.toLowerCase(Locale.ROOT));
       case "upper" -> v instanceof String s && s.equals(s.toUpperCase(Locale.ROOT));
