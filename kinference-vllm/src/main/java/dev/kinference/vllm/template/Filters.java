@@ -67,12 +67,11 @@ final class Filters {
       }
       case "capitalize" -> {
         a.done();
-        String s = Py.str(v);
-        return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
+        return CaseMapping.capitalize(Py.str(v));
       }
       case "title" -> {
         a.done();
-        return Builtins.title(Py.str(v));
+        return CaseMapping.titleFilter(Py.str(v));
       }
       case "default", "d" -> {
         Object dflt = a.get("default_value", "");

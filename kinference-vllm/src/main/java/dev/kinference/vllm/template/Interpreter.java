@@ -130,7 +130,14 @@ final class Interpreter {
         Interpreter inner = new Interpreter();
         inner.depth = depth;
         inner.execute(s.body(), scope);
-        scope.vars.put(s.target(), inner.out.toString());
+        Object value = inner.out.toString();
+        Ast.Expr filters = s.filters();
+        if (filters != null) {
+          Scope withBody = new Scope(scope);
+          withBody.vars.put(Ast.FilterBlock.BODY, value);
+          value = eval(filters, withBody);
+        }
+        scope.vars.put(s.target(), value);
       }
       case Ast.Macro m -> scope.vars.put(m.name(), macro(m, scope));
       case Ast.CallBlock c -> {

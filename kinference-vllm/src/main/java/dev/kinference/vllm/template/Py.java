@@ -217,6 +217,13 @@ final class Py {
       return (1 / d) < 0 ? "-0.0" : "0.0";
     }
     BigDecimal exact = new BigDecimal(Double.toString(d)).stripTrailingZeros();
+    if (exact.precision() == 2) {
+      // Java writes at least two digits (4.9E-324) where one round-trips too; Python writes the one (5e-324)
+      BigDecimal one = exact.round(new java.math.MathContext(1, java.math.RoundingMode.HALF_EVEN));
+      if (one.doubleValue() == d) {
+        exact = one.stripTrailingZeros();
+      }
+    }
     String digits = exact.unscaledValue().abs().toString();
     int exponent = digits.length() - 1 - exact.scale(); // d = 0.digits * 10^(exponent+1)
     String sign = d < 0 ? "-" : "";
