@@ -250,6 +250,7 @@ final class Builtins {
           return out;
         });
         case "keys" -> noArgs(name, () -> new ArrayList<@Nullable Object>(m.keySet()));
+        case "copy" -> noArgs(name, () -> new LinkedHashMap<Object, @Nullable Object>(m));
         case "values" -> noArgs(name, () -> new ArrayList<@Nullable Object>(m.values()));
         case "get" -> (args, kw) -> {
           Args a = new Args(name, args, kw);
