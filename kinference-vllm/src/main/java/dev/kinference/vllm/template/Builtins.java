@@ -171,10 +171,13 @@ final class Builtins {
         case "startswith", "endswith" -> (args, kw) -> {
           Args a = new Args(name, args, kw);
           Object prefix = a.get("prefix", null);
+          Object start = a.get("start", null);
+          Object end = a.get("end", null);
           a.done();
+          String within = start == null && end == null ? s : Py.str(Interpreter.slice(s, start, end, null));
           List<@Nullable Object> options = prefix instanceof List<?> l ? new ArrayList<>(l) : List.of(Py.str(prefix));
           for (Object o : options) {
-            if (name.equals("startswith") ? s.startsWith(Py.str(o)) : s.endsWith(Py.str(o))) {
+            if (name.equals("startswith") ? within.startsWith(Py.str(o)) : within.endsWith(Py.str(o))) {
               return true;
             }
           }

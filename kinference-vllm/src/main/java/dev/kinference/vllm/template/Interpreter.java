@@ -498,17 +498,18 @@ final class Interpreter {
 
   /** An item by key or, for a string key, an attribute (filters' {@code attribute=} arguments). */
   @Nullable Object getItemOrAttr(@Nullable Object obj, @Nullable Object key) {
-    if (key instanceof String s && s.contains(".")) {
+    if (key instanceof String s) {
+      // Jinja2's attribute paths: 'a.b' is two look-ups, and a part of digits is an index ('1' is item 1 of a pair)
       Object v = obj;
-      for (String part : s.split("\\.")) {
-        v = getItemOrAttr(v, part.matches("\\d+") ? (Object) Long.parseLong(part) : part);
+      for (String part : s.split("\\.", -1)) {
+        v = getItem(v, part.matches("\\d+") ? Py.normalize(new java.math.BigInteger(part)) : part);
       }
       return v;
     }
     return getItem(obj, key);
   }
 
-  private static @Nullable Object slice(@Nullable Object obj, @Nullable Object startV, @Nullable Object stopV,
+  static @Nullable Object slice(@Nullable Object obj, @Nullable Object startV, @Nullable Object stopV,
       @Nullable Object stepV) {
     long step = stepV == null ? 1 : Py.toLong(stepV);
     if (step == 0) {
