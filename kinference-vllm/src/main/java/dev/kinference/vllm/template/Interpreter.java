@@ -379,13 +379,10 @@ final class Interpreter {
   /** Evaluates a call's arguments, expanding {@code *values} into positional and {@code **mapping} into keywords. */
   private void collectArguments(List<Expr> positional, List<String> kwNames, List<Expr> kwValues, Scope scope,
       List<@Nullable Object> args, Map<String, @Nullable Object> kw) {
+    List<Ast.Spread> keywordSpreads = new ArrayList<>();
     for (Expr a : positional) {
       if (a instanceof Ast.Spread s && s.keywords()) {
-        Object m = eval(s.value(), scope);
-        if (!(m instanceof Map<?, ?> map)) {
-          throw TemplateException.fail("argument after ** must be a mapping, not " + Py.typeName(m));
-        }
-        map.forEach((k, v) -> kw.put(Py.str(k), v));
+        keywordSpreads.add(s);
       } else if (a instanceof Ast.Spread s) {
         args.addAll(Py.iterate(eval(s.value(), scope)));
       } else {
@@ -394,6 +391,14 @@ final class Interpreter {
     }
     for (int i = 0; i < kwNames.size(); i++) {
       kw.put(kwNames.get(i), eval(kwValues.get(i), scope));
+    }
+    // Jinja2 passes the named keywords first and **mapping after them, whatever order the call writes
+    for (Ast.Spread s : keywordSpreads) {
+      Object m = eval(s.value(), scope);
+      if (!(m instanceof Map<?, ?> map)) {
+        throw TemplateException.fail("argument after ** must be a mapping, not " + Py.typeName(m));
+      }
+      map.forEach((k, v) -> kw.put(Py.str(k), v));
     }
   }
 
