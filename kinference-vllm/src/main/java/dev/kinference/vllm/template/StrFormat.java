@@ -78,9 +78,9 @@ final class StrFormat {
     return out.toString();
   }
 
-  /** Python's format-spec mini-language, the part this engine implements. */
+  /** Python's format-spec mini-language, the part this engine implements (widths and precisions below a million). */
   private static final Pattern SPEC =
-      Pattern.compile("(?:(.)?([<>=^]))?([-+ ])?(0)?(\\d+)?(?:\\.(\\d+))?([sdxXobfFeE%])?", Pattern.DOTALL);
+      Pattern.compile("(?:(.)?([<>=^]))?([-+ ])?(0)?(\\d{1,6})?(?:\\.(\\d{1,6}))?([sdxXobfFeE%])?", Pattern.DOTALL);
 
   /** {@code format(value, spec)} for a spec {@link #SPEC} matches. */
   private static String formatSpec(@Nullable Object value, String spec) {
