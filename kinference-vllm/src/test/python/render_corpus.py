@@ -7,7 +7,8 @@ renderings are still what Jinja2 produces.
 
 Inputs (kinference-vllm/src/test/resources/templates/corpus/):
   <model>.jinja   real chat templates (SOURCES.md says where each one comes from)
-  chats.json      the chats, special tokens and the clock strftime_now reads
+  chats.json      the chats (with their tools, documents and template_kwargs), special tokens and the clock
+                  strftime_now reads
 Output:
   expected/<model>.json   {"template": ..., "renderings": [{"chat": name, "rendered": text} or
                            {"chat": name, "error": "ExceptionType: message", "raised": bool}]}
@@ -24,7 +25,8 @@ render_jinja_template): ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_b
 extension and an extension for the {% generation %} block (transformers' AssistantTracker, which only records
 offsets), the tojson filter replaced by json.dumps(x, ensure_ascii=False, indent=..., separators=..., sort_keys=...),
 and the globals raise_exception and strftime_now; render() receives messages, tools, documents,
-add_generation_prompt and the special tokens.
+add_generation_prompt, the special tokens and the chat's template_kwargs (transformers passes its extra keyword
+arguments, vLLM its chat_template_kwargs, the same way).
 """
 
 import argparse
@@ -101,8 +103,9 @@ def render_all():
                 renderings.append({"chat": chat["name"], "error": compile_error, "raised": False})
                 continue
             context = dict(spec["special_tokens"])
-            context.update(messages=chat["messages"], tools=chat.get("tools"), documents=None,
+            context.update(messages=chat["messages"], tools=chat.get("tools"), documents=chat.get("documents"),
                            add_generation_prompt=chat["add_generation_prompt"])
+            context.update(chat.get("template_kwargs", {}))
             try:
                 renderings.append({"chat": chat["name"], "rendered": template.render(**context)})
             except Exception as e:  # what Jinja2 raises is what the Java side must refuse too

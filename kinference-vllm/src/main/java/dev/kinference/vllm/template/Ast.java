@@ -25,7 +25,8 @@ final class Ast {
   /** {@code set name = v}, {@code set a, b = v} or {@code set ns.attr = v}. */
   record Set(List<String> targets, @Nullable String attribute, Expr value, int line) implements Node {}
 
-  record SetBlock(String target, List<Node> body) implements Node {}
+  /** {@code {% set x | f %}body{% endset %}}: the rendered body, through the filters when there are any. */
+  record SetBlock(String target, @Nullable Expr filters, List<Node> body) implements Node {}
 
   /**
    * A macro; {@code varargs} and {@code kwargs} say whether its body reads those names, which lets it take extra

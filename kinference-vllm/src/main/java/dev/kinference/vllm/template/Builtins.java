@@ -44,8 +44,10 @@ final class Builtins {
       case "number" -> Py.isNumber(v);
       case "string" -> v instanceof String;
       case "mapping" -> v instanceof Map || v instanceof Py.Namespace;
-      case "iterable" -> v instanceof List || v instanceof Map || v instanceof String;
-      case "sequence" -> v instanceof List || v instanceof Map || v instanceof String;
+      // Jinja2's Undefined iterates as empty and has a length of 0, so it passes both tests (Hermes' and
+      // Granite's json_to_python_type turn a schema without "type" into "Union[]" through this).
+      case "iterable", "sequence" -> v instanceof List || v instanceof Map || v instanceof String
+          || v instanceof Undefined;
       case "callable" -> v instanceof Py.Callable;
       case "lower" -> v instanceof String s && s.equals(s.toLowerCase(Locale.ROOT));
       case "upper" -> v instanceof String s && s.equals(s.toUpperCase(Locale.ROOT));
@@ -84,22 +86,6 @@ final class Builtins {
     return new Py.Tuple(p);
   }
 
-  static String title(String s) {
-    StringBuilder sb = new StringBuilder(s.length());
-    boolean previousCased = false;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (Character.isLetter(c)) {
-        sb.append(previousCased ? Character.toLowerCase(c) : Character.toTitleCase(c));
-        previousCased = true;
-      } else {
-        sb.append(c);
-        previousCased = false;
-      }
-    }
-    return sb.toString();
-  }
-
   static String replace(String s, String old, String replacement, long count) {
     if (count < 0) {
       if (old.isEmpty()) {
@@ -128,6 +114,10 @@ final class Builtins {
 
   // ---- methods of str, dict and list ----
 
+  private static long codePointIndex(String s, int utf16Index) {
+    return utf16Index < 0 ? utf16Index : s.codePointCount(0, utf16Index);
+  }
+
   static Py.@Nullable Callable method(@Nullable Object self, String name) {
     if (self instanceof String s) {
       return switch (name) {
@@ -139,9 +129,10 @@ final class Builtins {
         };
         case "upper" -> noArgs(name, () -> s.toUpperCase(Locale.ROOT));
         case "lower" -> noArgs(name, () -> s.toLowerCase(Locale.ROOT));
-        case "title" -> noArgs(name, () -> title(s));
-        case "capitalize" -> noArgs(name,
-            () -> s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT));
+        case "title" -> noArgs(name, () -> CaseMapping.title(s));
+        case "swapcase" -> noArgs(name, () -> CaseMapping.swapCase(s));
+        case "casefold" -> noArgs(name, () -> CaseMapping.caseFold(s));
+        case "capitalize" -> noArgs(name, () -> CaseMapping.capitalize(s));
         case "isdigit" -> noArgs(name, () -> !s.isEmpty() && s.chars().allMatch(Character::isDigit));
         case "isalnum" -> noArgs(name, () -> !s.isEmpty() && s.codePoints().allMatch(Character::isLetterOrDigit));
         case "isupper", "islower" -> noArgs(name, () -> {
@@ -180,10 +171,13 @@ final class Builtins {
         case "startswith", "endswith" -> (args, kw) -> {
           Args a = new Args(name, args, kw);
           Object prefix = a.get("prefix", null);
+          Object start = a.get("start", null);
+          Object end = a.get("end", null);
           a.done();
+          String within = start == null && end == null ? s : Py.str(Interpreter.slice(s, start, end, null));
           List<@Nullable Object> options = prefix instanceof List<?> l ? new ArrayList<>(l) : List.of(Py.str(prefix));
           for (Object o : options) {
-            if (name.equals("startswith") ? s.startsWith(Py.str(o)) : s.endsWith(Py.str(o))) {
+            if (name.equals("startswith") ? within.startsWith(Py.str(o)) : within.endsWith(Py.str(o))) {
               return true;
             }
           }
@@ -215,18 +209,19 @@ final class Builtins {
           Args a = new Args(name, args, kw);
           String sub = Py.str(a.get("sub", null));
           a.done();
+          // Python counts code points, Java UTF-16 units: they differ after a character outside the BMP (emoji)
           return switch (name) {
-            case "find" -> (long) s.indexOf(sub);
-            case "rfind" -> (long) s.lastIndexOf(sub);
+            case "find" -> codePointIndex(s, s.indexOf(sub));
+            case "rfind" -> codePointIndex(s, s.lastIndexOf(sub));
             case "index" -> {
               int i = s.indexOf(sub);
               if (i < 0) {
                 throw TemplateException.fail("substring not found");
               }
-              yield (long) i;
+              yield codePointIndex(s, i);
             }
-            default -> sub.isEmpty() ? (long) s.length() + 1 : (long) (s.split(java.util.regex.Pattern.quote(sub),
-                -1).length - 1);
+            default -> sub.isEmpty() ? (long) s.codePointCount(0, s.length()) + 1
+                : (long) (s.split(java.util.regex.Pattern.quote(sub), -1).length - 1);
           };
         };
         case "join" -> (args, kw) -> {
@@ -258,6 +253,7 @@ final class Builtins {
           return out;
         });
         case "keys" -> noArgs(name, () -> new ArrayList<@Nullable Object>(m.keySet()));
+        case "copy" -> noArgs(name, () -> new LinkedHashMap<Object, @Nullable Object>(m));
         case "values" -> noArgs(name, () -> new ArrayList<@Nullable Object>(m.values()));
         case "get" -> (args, kw) -> {
           Args a = new Args(name, args, kw);

@@ -41,6 +41,24 @@ final class ExprLexer {
         i = j;
         continue;
       }
+      if (c == '0' && i + 2 < n && "xXoObB".indexOf(s.charAt(i + 1)) >= 0) {
+        // Jinja2's 0x1F, 0o17 and 0b101 (with optional underscores), as Python writes them
+        int radix = switch (Character.toLowerCase(s.charAt(i + 1))) {
+          case 'x' -> 16;
+          case 'o' -> 8;
+          default -> 2;
+        };
+        int j = i + 2;
+        while (j < n && (Character.digit(s.charAt(j), radix) >= 0 || s.charAt(j) == '_')) {
+          j++;
+        }
+        String digits = s.substring(i + 2, j).replace("_", "");
+        if (!digits.isEmpty()) {
+          out.add(new Token(Type.INT, s.substring(i, j), Py.normalize(new java.math.BigInteger(digits, radix))));
+          i = j;
+          continue;
+        }
+      }
       if (Character.isDigit(c)) {
         int j = i;
         while (j < n && (Character.isDigit(s.charAt(j)) || s.charAt(j) == '_')) {

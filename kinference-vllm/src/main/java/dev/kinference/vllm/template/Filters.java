@@ -27,6 +27,7 @@ final class Filters {
 
   private Filters() {}
 
+  @SuppressWarnings("RefactorSwitch") // one case per filter, most of several statements: a statement switch reads best
   static @Nullable Object filter(Interpreter in, String name, @Nullable Object v, List<@Nullable Object> args,
       Map<String, @Nullable Object> kw) {
     Args a = new Args(name, args, kw);
@@ -67,12 +68,11 @@ final class Filters {
       }
       case "capitalize" -> {
         a.done();
-        String s = Py.str(v);
-        return s.isEmpty() ? s : s.substring(0, 1).toUpperCase(Locale.ROOT) + s.substring(1).toLowerCase(Locale.ROOT);
+        return CaseMapping.capitalize(Py.str(v));
       }
       case "title" -> {
         a.done();
-        return Builtins.title(Py.str(v));
+        return CaseMapping.titleFilter(Py.str(v));
       }
       case "default", "d" -> {
         Object dflt = a.get("default_value", "");
@@ -124,11 +124,8 @@ final class Filters {
         if (Py.isNumber(v)) {
           return Py.toDouble(v);
         }
-        try {
-          return Double.parseDouble(Py.str(v).strip());
-        } catch (NumberFormatException e) {
-          return dflt;
-        }
+        Double parsed = Py.parseFloat(Py.str(v));
+        return parsed == null ? dflt : parsed;
       }
       case "abs" -> {
         a.done();
@@ -142,8 +139,13 @@ final class Filters {
         String method = Py.str(a.get("method", "common"));
         a.done();
         if (method.equals("common")) {
-          // Python's round(): half to even on the exact binary value; an int stays an int
-          return Py.isInt(v) ? v : new java.math.BigDecimal(Py.toDouble(v))
+          // Python's round(): half to even on the exact binary value; an int stays an int (rounded to tens and
+          // more by a negative precision: round(15, -1) is 20)
+          if (Py.isInt(v)) {
+            return precision >= 0 ? v : Py.normalize(new java.math.BigDecimal(Py.toBig(v))
+                .setScale((int) precision, java.math.RoundingMode.HALF_EVEN).toBigInteger());
+          }
+          return new java.math.BigDecimal(Py.toDouble(v))
               .setScale((int) precision, java.math.RoundingMode.HALF_EVEN).doubleValue();
         }
         double d = Py.toDouble(v);
@@ -529,13 +531,8 @@ final class Filters {
       java.math.BigInteger b = new java.math.BigInteger(digits, base);
       return Py.normalize(s.startsWith("-") ? b.negate() : b);
     } catch (NumberFormatException | ArithmeticException e) {
-      try {
-        double d = Double.parseDouble(s);
-        return Double.isFinite(d) && !s.matches("(?i).*[xp].*")
-            ? Py.normalize(new java.math.BigDecimal(d).toBigInteger()) : dflt;
-      } catch (NumberFormatException e2) {
-        return dflt;
-      }
+      Double d = Py.parseFloat(Py.str(v));
+      return d != null && Double.isFinite(d) ? Py.normalize(new java.math.BigDecimal(d).toBigInteger()) : dflt;
     }
   }
 }

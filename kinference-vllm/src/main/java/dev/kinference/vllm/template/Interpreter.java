@@ -130,7 +130,14 @@ final class Interpreter {
         Interpreter inner = new Interpreter();
         inner.depth = depth;
         inner.execute(s.body(), scope);
-        scope.vars.put(s.target(), inner.out.toString());
+        Object value = inner.out.toString();
+        Ast.Expr filters = s.filters();
+        if (filters != null) {
+          Scope withBody = new Scope(scope);
+          withBody.vars.put(Ast.FilterBlock.BODY, value);
+          value = eval(filters, withBody);
+        }
+        scope.vars.put(s.target(), value);
       }
       case Ast.Macro m -> scope.vars.put(m.name(), macro(m, scope));
       case Ast.CallBlock c -> {
@@ -372,13 +379,10 @@ final class Interpreter {
   /** Evaluates a call's arguments, expanding {@code *values} into positional and {@code **mapping} into keywords. */
   private void collectArguments(List<Expr> positional, List<String> kwNames, List<Expr> kwValues, Scope scope,
       List<@Nullable Object> args, Map<String, @Nullable Object> kw) {
+    List<Ast.Spread> keywordSpreads = new ArrayList<>();
     for (Expr a : positional) {
       if (a instanceof Ast.Spread s && s.keywords()) {
-        Object m = eval(s.value(), scope);
-        if (!(m instanceof Map<?, ?> map)) {
-          throw TemplateException.fail("argument after ** must be a mapping, not " + Py.typeName(m));
-        }
-        map.forEach((k, v) -> kw.put(Py.str(k), v));
+        keywordSpreads.add(s);
       } else if (a instanceof Ast.Spread s) {
         args.addAll(Py.iterate(eval(s.value(), scope)));
       } else {
@@ -387,6 +391,14 @@ final class Interpreter {
     }
     for (int i = 0; i < kwNames.size(); i++) {
       kw.put(kwNames.get(i), eval(kwValues.get(i), scope));
+    }
+    // Jinja2 passes the named keywords first and **mapping after them, whatever order the call writes
+    for (Ast.Spread s : keywordSpreads) {
+      Object m = eval(s.value(), scope);
+      if (!(m instanceof Map<?, ?> map)) {
+        throw TemplateException.fail("argument after ** must be a mapping, not " + Py.typeName(m));
+      }
+      map.forEach((k, v) -> kw.put(Py.str(k), v));
     }
   }
 
@@ -491,17 +503,18 @@ final class Interpreter {
 
   /** An item by key or, for a string key, an attribute (filters' {@code attribute=} arguments). */
   @Nullable Object getItemOrAttr(@Nullable Object obj, @Nullable Object key) {
-    if (key instanceof String s && s.contains(".")) {
+    if (key instanceof String s) {
+      // Jinja2's attribute paths: 'a.b' is two look-ups, and a part of digits is an index ('1' is item 1 of a pair)
       Object v = obj;
-      for (String part : s.split("\\.")) {
-        v = getItemOrAttr(v, part.matches("\\d+") ? (Object) Long.parseLong(part) : part);
+      for (String part : s.split("\\.", -1)) {
+        v = getItem(v, part.matches("\\d+") ? Py.normalize(new java.math.BigInteger(part)) : part);
       }
       return v;
     }
     return getItem(obj, key);
   }
 
-  private static @Nullable Object slice(@Nullable Object obj, @Nullable Object startV, @Nullable Object stopV,
+  static @Nullable Object slice(@Nullable Object obj, @Nullable Object startV, @Nullable Object stopV,
       @Nullable Object stepV) {
     long step = stepV == null ? 1 : Py.toLong(stepV);
     if (step == 0) {

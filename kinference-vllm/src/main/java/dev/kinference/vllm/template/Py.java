@@ -205,6 +205,29 @@ final class Py {
     return sb.append(quote).toString();
   }
 
+  private static final java.util.regex.Pattern FLOAT_LITERAL = java.util.regex.Pattern.compile(
+      "[+-]?(?:\\d(?:_?\\d)*(?:\\.(?:\\d(?:_?\\d)*)?)?|\\.\\d(?:_?\\d)*)(?:[eE][+-]?\\d(?:_?\\d)*)?");
+  private static final java.util.regex.Pattern FLOAT_SPECIAL =
+      java.util.regex.Pattern.compile("([+-]?)(inf|infinity|nan)", java.util.regex.Pattern.CASE_INSENSITIVE);
+
+  /**
+   * Python's {@code float(s)}: surrounding whitespace, a sign, digits with single underscores between them, a
+   * fraction, an exponent, or inf, infinity and nan in any case; null for anything else (Java's "1d" and hex floats).
+   */
+  static @Nullable Double parseFloat(String text) {
+    String s = strip(text, null, true, true);
+    if (FLOAT_LITERAL.matcher(s).matches()) {
+      return Double.parseDouble(s.replace("_", ""));
+    }
+    java.util.regex.Matcher special = FLOAT_SPECIAL.matcher(s);
+    if (special.matches()) {
+      boolean negative = special.group(1).equals("-");
+      return special.group(2).equalsIgnoreCase("nan") ? Double.NaN
+          : negative ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+    }
+    return null;
+  }
+
   /** Python's {@code repr(float)}: the shortest round-tripping digits, scientific below 1e-4 and from 1e16. */
   static String floatRepr(double d) {
     if (Double.isNaN(d)) {
@@ -217,6 +240,13 @@ final class Py {
       return (1 / d) < 0 ? "-0.0" : "0.0";
     }
     BigDecimal exact = new BigDecimal(Double.toString(d)).stripTrailingZeros();
+    if (exact.precision() == 2) {
+      // Java writes at least two digits (4.9E-324) where one round-trips too; Python writes the one (5e-324)
+      BigDecimal one = exact.round(new java.math.MathContext(1, java.math.RoundingMode.HALF_EVEN));
+      if (one.doubleValue() == d) {
+        exact = one.stripTrailingZeros();
+      }
+    }
     String digits = exact.unscaledValue().abs().toString();
     int exponent = digits.length() - 1 - exact.scale(); // d = 0.digits * 10^(exponent+1)
     String sign = d < 0 ? "-" : "";

@@ -71,7 +71,7 @@ final class Segments {
           throw TemplateException.fail("line " + line + ": {% raw %} without {% endraw %}");
         }
         tags.add(new Raw('%', start, end, "raw", left, right, line));
-        rawTexts.add(src.substring(end, m.start()));
+        rawTexts.add(rawText(src.substring(end, m.start()), right, m.group(1)));
         texts.add(new int[] {m.end(), m.end()});
         tags.add(new Raw('%', m.start(), m.end(), "endraw", m.group(1).isEmpty() ? 0 : m.group(1).charAt(0),
             m.group(2).isEmpty() ? 0 : m.group(2).charAt(0), lineOf(src, m.start())));
@@ -125,11 +125,7 @@ final class Segments {
         if (!raw.isEmpty()) {
           out.add(new Segment(Kind.TEXT, raw, tag.line()));
         }
-        i++; // the endraw tag
-        int[] tail = texts.get(i + 1);
-        if (tail[1] > tail[0]) {
-          out.add(new Segment(Kind.TEXT, src.substring(tail[0], tail[1]), lineOf(src, tail[0])));
-        }
+        i++; // the endraw tag; the text after it comes at the top of the next round
         continue;
       }
       switch (tag.kind()) {
@@ -200,6 +196,35 @@ final class Segments {
       i++;
     }
     throw TemplateException.fail("line " + line + ": unterminated tag");
+  }
+
+  /**
+   * The text of a raw block as Jinja2's lexer cuts it: a '-' closing the raw tag strips the whitespace after it (a
+   * plain close keeps the newline: trim_blocks does not apply), a '-' opening the endraw tag the whitespace before
+   * it, and with lstrip_blocks a plain endraw tag alone on its line takes that line's indentation.
+   */
+  private static String rawText(String text, char rawRight, String endrawLeft) {
+    int from = 0;
+    int to = text.length();
+    if (rawRight == '-') {
+      while (from < to && Character.isWhitespace(text.charAt(from))) {
+        from++;
+      }
+    }
+    if (endrawLeft.equals("-")) {
+      while (to > from && Character.isWhitespace(text.charAt(to - 1))) {
+        to--;
+      }
+    } else if (endrawLeft.isEmpty()) {
+      int lineStart = to;
+      while (lineStart > from && (text.charAt(lineStart - 1) == ' ' || text.charAt(lineStart - 1) == '\t')) {
+        lineStart--;
+      }
+      if (lineStart > from && text.charAt(lineStart - 1) == '\n') {
+        to = lineStart;
+      }
+    }
+    return text.substring(from, to);
   }
 
   private static int lineOf(String src, int offset) {

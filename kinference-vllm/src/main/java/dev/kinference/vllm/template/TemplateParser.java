@@ -204,10 +204,18 @@ final class TemplateParser {
     while (tag.accept(",")) {
       targets.add(tag.expectName());
     }
-    if (tag.peek().type() == ExprLexer.Type.EOF && targets.size() == 1) {
+    if (targets.size() == 1 && (tag.peek().type() == ExprLexer.Type.EOF || tag.accept("|"))) {
+      Expr filters = null;
+      if (tag.peek().type() != ExprLexer.Type.EOF) {
+        filters = tag.parseFilter(new Ast.Name(Ast.FilterBlock.BODY));
+        while (tag.accept("|")) {
+          filters = tag.parseFilter(filters);
+        }
+        tag.expectEnd();
+      }
       List<Node> body = parseBody(Set.of("endset"));
       closeBlock("endset");
-      return new Ast.SetBlock(first, body);
+      return new Ast.SetBlock(first, filters, body);
     }
     tag.expect("=");
     Expr value = tag.parseTupleOrExpression();

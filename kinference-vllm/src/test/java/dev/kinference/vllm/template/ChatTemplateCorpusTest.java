@@ -67,8 +67,11 @@ class ChatTemplateCorpusTest {
     spec.get("special_tokens").properties().forEach(e -> context.put(e.getKey(), e.getValue()));
     context.put("messages", chat.get("messages"));
     context.put("tools", chat.has("tools") ? chat.get("tools") : null);
-    context.put("documents", null);
+    context.put("documents", chat.has("documents") ? chat.get("documents") : null);
     context.put("add_generation_prompt", chat.get("add_generation_prompt").asBoolean());
+    if (chat.has("template_kwargs")) {
+      chat.get("template_kwargs").properties().forEach(e -> context.put(e.getKey(), e.getValue()));
+    }
     ZonedDateTime now = LocalDateTime.parse(spec.get("clock").asText()).atZone(ZoneOffset.UTC);
 
     if (expected.has("rendered")) {

@@ -116,5 +116,10 @@ class ChatTemplateTest {
     assertThatThrownBy(() -> render("{{ raise_exception('no system role') }}"))
         .hasMessage("the chat template raised: no system role");
     assertThatThrownBy(() -> render("{{ 'x'.encode() }}")).hasMessageContaining("not callable");
+    // Python would pad to a ten-billion-character string; the engine names the field instead of overflowing
+    assertThatThrownBy(() -> render("{{ '{:9999999999}'.format('a') }}")).isInstanceOf(TemplateException.class)
+        .hasMessageContaining("the field {:9999999999} is not supported");
+    assertThatThrownBy(() -> render("{{ '{:,}'.format(1000) }}")).isInstanceOf(TemplateException.class)
+        .hasMessageContaining("not supported by this chat-template engine");
   }
 }
