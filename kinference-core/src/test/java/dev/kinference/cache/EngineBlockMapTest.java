@@ -141,6 +141,37 @@ class EngineBlockMapTest {
     assertThat(map.size()).isEqualTo(model.keys.size());
   }
 
+  /**
+   * A map grows on the insert that needs room, which moves every entry: the parent index the caller found before that
+   * insert is stale, and the child must still be counted at its parent (found again by hash), or removing the parent
+   * first would not break prefix closure and removing the child first would.
+   */
+  @Test
+  void anInsertThatGrowsTheMapStillCountsTheChildAtItsParent() {
+    for (boolean parentFirst : new boolean[] {true, false}) {
+      EngineBlockMap map = new EngineBlockMap(0); // 16 entries: the 13th insert grows it
+      long parent = 0x9E3779B97F4A7C15L;
+      map.insert(parent, 1, -1, 0);
+      for (long k = 2; k <= 12; k++) {
+        map.insert(k * 0x9E3779B97F4A7C15L, k, -1, 0);
+      }
+      int staleParentAt = map.find(parent);
+      long bytes = map.arrayBytes();
+      long child = 0x5DEECE66DL; // any hash distinct from the others
+      map.insert(child, 99, staleParentAt, parent);
+      assertThat(map.arrayBytes()).as("this insert grew the map").isGreaterThan(bytes);
+      if (parentFirst) {
+        map.remove(parent);
+        assertThat(map.prefixClosed()).as("the child lost its counted parent").isFalse();
+      } else {
+        map.remove(child);
+        map.remove(parent);
+        assertThat(map.prefixClosed()).as("the child was uncounted at its parent").isTrue();
+      }
+      assertThat(map.get(child)).isEqualTo(parentFirst ? 99 : EngineBlockMap.MISSING);
+    }
+  }
+
   @Test
   void removingABlockBeforeItsChildBreaksPrefixClosureUntilCleared() {
     EngineBlockMap map = new EngineBlockMap(16);
