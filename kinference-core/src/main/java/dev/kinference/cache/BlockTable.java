@@ -9,14 +9,13 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Router block key -> set of endpoint slots holding it: the shared structure of both cache indexes.
  *
- * <p>64 segments, chosen by the key's top six bits; each an open-addressing table with linear probing over a single
- * {@code long[]} of entries, each entry a key followed by its holder word (a set of endpoint slots, see
- * {@link HolderSets}: inline while few endpoints hold the key, out of line only when many do), so a probe touches one
- * cache line and an entry costs 16 bytes whatever the fleet's size. Key 0 marks an empty entry
- * ({@link dev.kinference.prompt.BlockKeys} never produces it). A key's home entry is its low 32 bits scaled to the
- * capacity, so capacities need not be powers of two: a segment grows by half when three quarters full and shrinks
+ * <p>64 segments, chosen by the key's top six bits; each a {@link SegmentTable} (open addressing over one
+ * {@code long[]}, each entry a key followed by its holder word, a set of endpoint slots, see {@link HolderSets}:
+ * inline while few endpoints hold the key, out of line only when many do), so a probe touches one cache line and an
+ * entry costs 16 bytes whatever the fleet's size. A segment grows by a quarter when three quarters full and shrinks
  * when less than a quarter full, keeping its arrays between 1.33 and about 4 entries' worth per key (between 1.33
- * and 2 while it grows).
+ * and 1.67 while it grows). This class is the segments' concurrency (sequence locks) and the two prefix searches
+ * over them.
  *
  * <p>A {@link #walk} looks up a prompt's keys in growing chunks (8, 16, 32, then 64 keys): it first loads every
  * chunk key's home entry, plain independent loads whose cache misses overlap, then resolves the keys in order from
@@ -35,7 +34,6 @@ final class BlockTable {
   private static final int SEGMENTS = 1 << (64 - SEGMENT_SHIFT);
   /** Versions are eight longs (a cache line) apart, so writers of different segments do not share a line. */
   private static final int VERSION_STRIDE = 8;
-  private static final int MIN_CAPACITY = 64;
   /** Keys warmed per chunk of a walk, at most; the first chunks are smaller, so an early miss costs little. */
   private static final int MAX_CHUNK = 64;
   private static final int FIRST_CHUNK = 8;
@@ -52,21 +50,7 @@ final class BlockTable {
   private static final int SPINS = 64;
 
   private static final VarHandle VERSION = MethodHandles.arrayElementVarHandle(long[].class);
-  private static final VarHandle TAB = MethodHandles.arrayElementVarHandle(Tab[].class);
-
-  /** Longs per entry: the key, then its holder word. */
-  private static final int STRIDE = 2;
-
-  /** Immutable shape of a segment's array; replaced whole on resize. Final fields: safe to read through a race. */
-  private static final class Tab {
-    final long[] slots;
-    final int capacity;
-
-    Tab(int capacity) {
-      this.capacity = capacity;
-      this.slots = new long[capacity * STRIDE];
-    }
-  }
+  private static final VarHandle TAB = MethodHandles.arrayElementVarHandle(SegmentTable[].class);
 
   /** Per-walk scratch; one per thread, owned by the caller. */
   static final class WalkScratch {
@@ -86,7 +70,7 @@ final class BlockTable {
     }
   }
 
-  private final Tab[] tabs = new Tab[SEGMENTS];
+  private final SegmentTable[] tabs = new SegmentTable[SEGMENTS];
   private final long[] versions = new long[SEGMENTS * VERSION_STRIDE];
   private final int[] sizes = new int[SEGMENTS]; // each guarded by its segment's version (odd = held)
   /** Each segment's out-of-line holder sets; written under the segment's lock, read like its table. */
@@ -94,7 +78,7 @@ final class BlockTable {
 
   BlockTable() {
     for (int i = 0; i < SEGMENTS; i++) {
-      tabs[i] = new Tab(MIN_CAPACITY);
+      tabs[i] = new SegmentTable(SegmentTable.MIN_CAPACITY);
       holders[i] = new HolderSets();
     }
     VarHandle.releaseFence();
@@ -102,11 +86,6 @@ final class BlockTable {
 
   private static int segmentOf(long key) {
     return (int) (key >>> SEGMENT_SHIFT);
-  }
-
-  /** The home entry of {@code key} in a table of {@code capacity} entries. */
-  private static int home(long key, int capacity) {
-    return (int) (((key & 0xFFFF_FFFFL) * capacity) >>> 32);
   }
 
   // ---- segment versions (sequence locks) ----
@@ -154,11 +133,11 @@ final class BlockTable {
     return (long) VERSION.getOpaque(versions, s * VERSION_STRIDE) == version;
   }
 
-  private Tab tab(int s) {
-    return (Tab) TAB.getAcquire(tabs, s);
+  private SegmentTable tab(int s) {
+    return (SegmentTable) TAB.getAcquire(tabs, s);
   }
 
-  private void publish(int s, Tab t) {
+  private void publish(int s, SegmentTable t) {
     TAB.setRelease(tabs, s, t);
   }
 
@@ -173,8 +152,7 @@ final class BlockTable {
     long sink = 0;
     for (int i = 0; i < count; i++) {
       long key = keys[i];
-      Tab t = tab(segmentOf(key));
-      sink ^= t.slots[home(key, t.capacity) * STRIDE];
+      sink ^= tab(segmentOf(key)).homeKey(key);
     }
     return sink;
   }
@@ -184,23 +162,22 @@ final class BlockTable {
     int s = segmentOf(key);
     long held = lock(s);
     try {
-      Tab t = tabs[s];
-      int i = find(t, key);
+      SegmentTable t = tabs[s];
+      int i = t.find(key);
       if (i < 0) {
         if ((sizes[s] + 1) * 4L > t.capacity * 3L) {
-          t = rebuild(s, grown(t.capacity));
+          t = rebuild(s, SegmentTable.grown(t.capacity));
         }
-        i = insertionPoint(t, key);
-        t.slots[i * STRIDE] = key;
+        i = t.insertionPoint(key);
+        t.setKey(i, key);
         sizes[s]++;
       }
-      int m = i * STRIDE + 1;
       HolderSets sets = holders[s];
-      long h = t.slots[m];
+      long h = t.holdersAt(i);
       if (sets.contains(h, slot)) {
         return false;
       }
-      t.slots[m] = sets.with(h, slot);
+      t.setHolders(i, sets.with(h, slot));
       return true;
     } finally {
       unlock(s, held);
@@ -212,22 +189,22 @@ final class BlockTable {
     int s = segmentOf(key);
     long held = lock(s);
     try {
-      Tab t = tabs[s];
-      int i = find(t, key);
+      SegmentTable t = tabs[s];
+      int i = t.find(key);
       if (i < 0) {
         return false;
       }
-      int m = i * STRIDE + 1;
       HolderSets sets = holders[s];
-      long h = t.slots[m];
+      long h = t.holdersAt(i);
       if (!sets.contains(h, slot)) {
         return false;
       }
-      t.slots[m] = sets.without(h, slot);
-      if (isEmpty(t, i)) {
-        delete(t, i);
+      long rest = sets.without(h, slot);
+      t.setHolders(i, rest);
+      if (rest == 0) {
+        t.delete(i);
         sizes[s]--;
-        if (t.capacity > MIN_CAPACITY && sizes[s] * 4L < t.capacity) {
+        if (t.capacity > SegmentTable.MIN_CAPACITY && sizes[s] * 4L < t.capacity) {
           rebuild(s, sizes[s] * 2);
         }
       }
@@ -242,9 +219,7 @@ final class BlockTable {
     int s = segmentOf(key);
     while (true) {
       long v = readVersion(s);
-      Tab t = tab(s);
-      int i = find(t, key);
-      boolean held = i >= 0 && holders[s].contains(t.slots[i * STRIDE + 1], slot);
+      boolean held = holders[s].contains(tab(s).holdersOf(key), slot);
       if (validate(s, v)) {
         return held;
       }
@@ -256,14 +231,14 @@ final class BlockTable {
     for (int s = 0; s < SEGMENTS; s++) {
       long held = lock(s);
       try {
-        Tab t = tabs[s];
+        SegmentTable t = tabs[s];
         HolderSets sets = holders[s];
         boolean emptied = false;
         for (int i = 0; i < t.capacity; i++) {
-          int m = i * STRIDE + 1;
-          if (t.slots[m - 1] != 0 && sets.contains(t.slots[m], slot)) {
-            t.slots[m] = sets.without(t.slots[m], slot);
-            emptied |= isEmpty(t, i);
+          if (t.keyAt(i) != 0 && sets.contains(t.holdersAt(i), slot)) {
+            long rest = sets.without(t.holdersAt(i), slot);
+            t.setHolders(i, rest);
+            emptied |= rest == 0;
           }
         }
         if (emptied) {
@@ -316,7 +291,7 @@ final class BlockTable {
   void walk(PrefixKeys keys, long[] active, long[] held, int[] depthBySlot, WalkScratch scratch) {
     int words = active.length;
     int keyCount = keys.size();
-    Tab[] segmentTabs = tabs;
+    SegmentTable[] segmentTabs = tabs;
     long act = words == 1 ? active[0] : anyOf(active, words);
     int b = 0;
     int chunk = FIRST_CHUNK;
@@ -328,8 +303,7 @@ final class BlockTable {
       long sink = 0;
       for (int i = b; i < end; i++) {
         long key = keys.key(i);
-        Tab t = segmentTabs[segmentOf(key)];
-        sink ^= t.slots[home(key, t.capacity) * STRIDE];
+        sink ^= segmentTabs[segmentOf(key)].homeKey(key);
       }
       scratch.sink ^= sink;
       // Then resolve each key in order, from cache, under its segment's version. (A plain read of the segment's
@@ -341,7 +315,7 @@ final class BlockTable {
           long h;
           long v = readVersion(s);
           while (true) {
-            h = held1(segmentTabs[s], holders[s], key);
+            h = holders[s].word0(segmentTabs[s].holdersOf(key));
             if (validate(s, v)) {
               break;
             }
@@ -500,7 +474,7 @@ final class BlockTable {
     int s = segmentOf(key);
     long v = readVersion(s);
     while (true) {
-      readHeld(tabs[s], holders[s], key, out, words);
+      holders[s].copyTo(tabs[s].holdersOf(key), out, 0, words);
       if (validate(s, v)) {
         return;
       }
@@ -514,13 +488,9 @@ final class BlockTable {
       return 0;
     }
     int mid = (lo + hi) >>> 1;
-    return warmHome(keys.key(mid)) ^ warmBisection(keys, lo, mid, levels - 1)
+    long key = keys.key(mid);
+    return tabs[segmentOf(key)].homeKey(key) ^ warmBisection(keys, lo, mid, levels - 1)
         ^ warmBisection(keys, mid + 1, hi, levels - 1);
-  }
-
-  private long warmHome(long key) {
-    Tab t = tabs[segmentOf(key)];
-    return t.slots[home(key, t.capacity) * STRIDE];
   }
 
   private static long anyOf(long[] words, int n) {
@@ -531,102 +501,11 @@ final class BlockTable {
     return any;
   }
 
-  /** Copies the holders of {@code key} into {@code out[0, words)}; a torn read is caught by the caller. */
-  private static void readHeld(Tab t, HolderSets sets, long key, long[] out, int words) {
-    int i = find(t, key);
-    sets.copyTo(i < 0 ? 0 : t.slots[i * STRIDE + 1], out, 0, words);
-  }
-
-  /** Word 0 of the holders of {@code key}, or 0. */
-  private static long held1(Tab t, HolderSets sets, long key) {
-    int i = find(t, key);
-    return i < 0 ? 0 : sets.word0(t.slots[i * STRIDE + 1]);
-  }
-
-  // ---- table internals ----
-
-  /** The entry index of {@code key}, or -1; bounded, so a racing writer cannot trap an optimistic reader. */
-  private static int find(Tab t, long key) {
-    long[] slots = t.slots;
-    int cap = t.capacity;
-    int i = home(key, cap);
-    for (int probes = 0; probes < cap; probes++) {
-      long k = slots[i * STRIDE];
-      if (k == key) {
-        return i;
-      }
-      if (k == 0) {
-        return -1;
-      }
-      i = i + 1 == cap ? 0 : i + 1;
-    }
-    return -1;
-  }
-
-  private static int insertionPoint(Tab t, long key) {
-    int cap = t.capacity;
-    int i = home(key, cap);
-    while (t.slots[i * STRIDE] != 0) {
-      i = i + 1 == cap ? 0 : i + 1;
-    }
-    return i;
-  }
-
-  private static boolean isEmpty(Tab t, int i) {
-    return t.slots[i * STRIDE + 1] == 0;
-  }
-
-  /** Backward-shift deletion keeps probe chains intact without tombstones. */
-  private static void delete(Tab t, int hole) {
-    int cap = t.capacity;
-    int stride = STRIDE;
-    long[] slots = t.slots;
-    int i = hole;
-    while (true) {
-      i = i + 1 == cap ? 0 : i + 1;
-      long k = slots[i * stride];
-      if (k == 0) {
-        break;
-      }
-      int home = home(k, cap);
-      int fromHome = i >= home ? i - home : i + cap - home;
-      int fromHole = i >= hole ? i - hole : i + cap - hole;
-      // k may move back into the hole if the hole lies on its probe path from its home.
-      if (fromHole <= fromHome) {
-        System.arraycopy(slots, i * stride, slots, hole * stride, stride);
-        hole = i;
-      }
-    }
-    Arrays.fill(slots, hole * stride, hole * stride + stride, 0L);
-  }
-
-  private static int grown(int capacity) {
-    return capacity + (capacity >>> 1);
-  }
-
-  /** Copies segment {@code s}'s live entries into a new array of at least {@code capacity} entries; s is held. */
-  private Tab rebuild(int s, int capacity) {
-    Tab old = tabs[s];
-    int live = 0;
-    for (int i = 0; i < old.capacity; i++) {
-      if (old.slots[i * STRIDE] != 0 && !isEmpty(old, i)) {
-        live++;
-      }
-    }
-    int cap = Math.max(MIN_CAPACITY, capacity);
-    while (live * 4L > cap * 3L) {
-      cap = grown(cap);
-    }
-    Tab t = new Tab(cap);
-    for (int i = 0; i < old.capacity; i++) {
-      int from = i * STRIDE;
-      long k = old.slots[from];
-      if (k != 0 && !isEmpty(old, i)) {
-        int j = insertionPoint(t, k);
-        t.slots[j * STRIDE] = k;
-        t.slots[j * STRIDE + 1] = old.slots[from + 1]; // the holder word; its arrays, if any, stay where they are
-      }
-    }
+  /** Replaces segment {@code s}'s table by one of at least {@code capacity} entries holding its live ones; s is held. */
+  private SegmentTable rebuild(int s, int capacity) {
+    SegmentTable old = tabs[s];
+    int live = old.liveCount();
+    SegmentTable t = SegmentTable.rebuiltFrom(old, capacity, live);
     sizes[s] = live;
     publish(s, t);
     return t;

@@ -17,8 +17,10 @@ package dev.kinference.cache;
  * <p>Open addressing with linear probing; an entry's hash, router key and links (parent fingerprint and child count)
  * interleave in one array, so a probe, an insert or a removal touches one cache line. A key's home entry is the high
  * 32 bits of its mixed hash (the fingerprint) scaled to the capacity, so a parent can be found from its fingerprint
- * alone. The map grows by half when three quarters full: between 32 and 48 bytes per entry. Engine hash 0 (the
- * empty marker) lives in an extra entry at index {@code capacity}.
+ * alone. The map grows by a quarter when three quarters full, so while it grows it stays between 60% and 75% full:
+ * 32 to 40 bytes per entry (growing by half, it was 32 to 48: the most of a large fleet's index, whose endpoints each
+ * hold a map; {@code FleetScaleBench}). Engine hash 0 (the empty marker) lives in an extra entry at index
+ * {@code capacity}.
  *
  * <p>Not thread-safe: the owner guards it.
  */
@@ -135,24 +137,23 @@ final class EngineBlockMap {
     return at < 0 ? MISSING : keyAt(at);
   }
 
-  /** Grows now if {@code more} inserts would grow the map, so that entry indexes stay valid across them. */
-  void reserve(int more) {
-    if ((size + (long) more) * 4L > capacity * 3L) {
-      int cap = capacity;
-      while ((size + (long) more) * 4L > cap * 3L) {
-        cap += cap >>> 1;
-      }
-      rehash(cap);
-    }
-  }
-
   /**
-   * Adds an absent block (reserve room first) and counts it at its parent. Returns its entry index.
+   * Adds an absent block and counts it at its parent. Returns its entry index. Grows the map first when it is three
+   * quarters full, which moves entries: the parent is found again by its hash, and indexes the caller kept from
+   * before are stale (the one returned is valid). Growing one insert at a time, rather than reserving room for a
+   * whole event up front, keeps a map whose events mostly repeat held blocks from growing for inserts that never
+   * come (most of a thousand endpoints' maps, each holding a few hundred blocks, were a growth step too large).
    *
    * @param parentAt the parent's entry index, or -1 when the block starts a chain
    * @param parentHash the parent's hash (ignored when it starts a chain)
    */
   int insert(long hash, long key, int parentAt, long parentHash) {
+    if (hash != EMPTY && (size + 1L) * 4L > capacity * 3L) {
+      rehash(grown(capacity));
+      if (parentAt >= 0) {
+        parentAt = find(parentHash);
+      }
+    }
     int at;
     if (hash == EMPTY) {
       hasZeroHash = true;
@@ -302,6 +303,15 @@ final class EngineBlockMap {
     if (hasZeroHash) {
       System.arraycopy(old, STRIDE * oldCapacity, e, STRIDE * cap, STRIDE);
     }
+  }
+
+  /**
+   * A quarter more: the lookups' probe lengths are bounded by the three-quarters load as before, and the slack a
+   * growth leaves is half what growing by half left, for twice the rehashing (each entry is copied four times on
+   * average instead of twice), which only the writer pays.
+   */
+  private static int grown(int capacity) {
+    return capacity + Math.max(1, capacity >>> 2);
   }
 
   /** Engine hashes may be sequential or low-entropy: the high 32 bits of the mixed hash. */

@@ -44,10 +44,11 @@ public final class PreciseCacheIndex extends BlockIndexBase {
   /** One endpoint's engine hash to router key map; its monitor guards it. */
   private static final class EndpointBlocks {
     final EndpointState endpoint;
-    final EngineBlockMap engineToKey = new EngineBlockMap(1024);
+    /** Starts small: in a fleet of a thousand endpoints most hold few blocks, and memory follows what is cached. */
+    final EngineBlockMap engineToKey = new EngineBlockMap(0);
     boolean removed;
     /** Router keys of the event being applied. */
-    long[] keys = new long[64];
+    long[] keys = new long[16];
     /** Keeps the cache-warming reads of {@link EngineBlockMap#touch} and {@link BlockTable#touch} alive. */
     @SuppressWarnings("UnusedVariable") // written, never read: its only job is to keep those reads
     long touched;
@@ -184,7 +185,6 @@ public final class PreciseCacheIndex extends BlockIndexBase {
     }
     EngineBlockMap map = blocks.engineToKey;
     int n = hashes.length;
-    map.reserve(n); // entry indexes stay valid through the event's inserts
     long parentKey;
     int parentAt;
     long parentHash;
