@@ -3,6 +3,7 @@ package dev.kinference.sim.fleet;
 import dev.kinference.sim.engine.GpuSpec;
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.engine.SimEngineBuilder;
 import java.util.Objects;
 
 /**
@@ -51,8 +52,8 @@ public record EngineSpec(GpuSpec gpu, ModelSpec model, int tensorParallel, Strin
   }
 
   /** An engine builder with these settings. */
-  public SimEngine.Builder toBuilder() {
-    SimEngine.Builder b = SimEngine.builder().gpu(gpu).model(model).tensorParallel(tensorParallel)
+  public SimEngineBuilder toBuilder() {
+    SimEngineBuilder b = SimEngine.builder().gpu(gpu).model(model).tensorParallel(tensorParallel)
         .servedModelName(servedModelName);
     if (maxNumBatchedTokens > 0) {
       b.maxNumBatchedTokens(maxNumBatchedTokens);
