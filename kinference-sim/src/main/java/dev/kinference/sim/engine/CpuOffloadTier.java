@@ -49,8 +49,7 @@ final class CpuOffloadTier {
       throw new IllegalArgumentException(String.format(Locale.ROOT,
           "a CPU offload tier of %.3f GiB holds no block of %d bytes", capacityBytes / GIB, blockBytes));
     }
-    double linkPerServer = hostLinkBytesPerSecond(config.gpu()) * config.tensorParallel();
-    this.secondsPerToken = config.model().kvBytesPerToken() / linkPerServer;
+    this.secondsPerToken = 1 / config.offloadReloadTokensPerSecond();
   }
 
   /**

@@ -47,6 +47,14 @@ public record EngineConfig(GpuSpec gpu, ModelSpec model, int tensorParallel, Str
     return (long) (numGpuBlocks - 1) * blockSize;
   }
 
+  /**
+   * Prompt tokens a second the server loads from a KV offload tier: its GPUs' host links (each rank loads its
+   * share, see {@link CpuOffloadTier#hostLinkBytesPerSecond}) over the KV bytes of a token.
+   */
+  public double offloadReloadTokensPerSecond() {
+    return CpuOffloadTier.hostLinkBytesPerSecond(gpu) * tensorParallel / model.kvBytesPerToken();
+  }
+
   /** vLLM's default {@code max_num_batched_tokens}: 8,192 on GPUs of 70 GiB or more except A100, else 2,048. */
   public static int defaultMaxNumBatchedTokens(GpuSpec gpu) {
     return bigServingGpu(gpu) ? 8192 : 2048;
