@@ -3,7 +3,6 @@ package dev.kinference.sim.engine;
 import dev.kinference.cache.KvEvent;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -81,19 +80,7 @@ public final class SimEngine {
   private long submitted;
 
   // metrics
-  private long prefixQueries;
-  private long prefixHits;
-  private long promptTokens;
-  private long generationTokens;
-  private long preemptions;
-  private long steps;
-  private long busyNanos;
-  private final EnumMap<FinishReason, Long> finished = new EnumMap<>(FinishReason.class);
-  /** An immutable copy of {@link #finished} for {@link #metrics}, kept until a request finishes (scrapes are many). */
-  private @Nullable Map<FinishReason, Long> finishedCopy;
-  private LatencyHistogram.Accumulator ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
-  private LatencyHistogram.Accumulator itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
-  private LatencyHistogram.Accumulator e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
+  private EngineCounters counters = new EngineCounters();
 
   SimEngine(SimEngineBuilder b, EngineConfig config) {
     this.config = config;
@@ -271,18 +258,7 @@ public final class SimEngine {
     }
     active.clear();
     eventSequence = 0;
-    prefixQueries = 0;
-    prefixHits = 0;
-    promptTokens = 0;
-    generationTokens = 0;
-    preemptions = 0;
-    steps = 0;
-    busyNanos = 0;
-    finished.clear();
-    finishedCopy = null;
-    ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
-    itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
-    e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
+    counters = new EngineCounters();
   }
 
   /**
@@ -302,16 +278,7 @@ public final class SimEngine {
 
   /** The current metrics. */
   public EngineMetrics metrics() {
-    Map<FinishReason, Long> finishedNow = finishedCopy;
-    if (finishedNow == null) {
-      finishedNow = Map.copyOf(finished);
-      finishedCopy = finishedNow;
-    }
-    BlockPool pool = kv.pool();
-    return new EngineMetrics(now, waiting.size() + loading.size(), running.size(), pool.usage(), blockSize, config.numGpuBlocks(),
-        prefixQueries, prefixHits, promptTokens, generationTokens, preemptions, finishedNow,
-        ttft.snapshot(), itl.snapshot(), e2e.snapshot(), pool.freeCount(), pool.cachedBlockCount(), steps,
-        busyNanos);
+    return counters.metrics(now, waiting.size() + loading.size(), running.size(), kv.pool(), config);
   }
 
   /** Requests queued. */
@@ -472,8 +439,8 @@ public final class SimEngine {
           s.loadedTokens = offloaded * blockSize;
           s.loadDoneNanos = now + kv.loadNanos(s.loadedTokens);
           loading.add(s);
-          prefixQueries += s.numTokens;
-          prefixHits += s.numComputed;
+          counters.prefixQueries += s.numTokens;
+          counters.prefixHits += s.numComputed;
           continue;
         }
         hitTokens = hitBlocks * blockSize;
@@ -490,8 +457,8 @@ public final class SimEngine {
         s.cachedTokens = hitTokens;
       }
       if (s.loadedTokens == 0) {
-        prefixQueries += s.numTokens;
-        prefixHits += hitTokens;
+        counters.prefixQueries += s.numTokens;
+        counters.prefixHits += hitTokens;
       }
       if (admittedHits != null) {
         admittedHits.put(s.id(), hitTokens);
@@ -535,7 +502,7 @@ public final class SimEngine {
     s.running = false;
     s.numComputed = 0;
     s.preemptions++;
-    preemptions++;
+    counters.preemptions++;
     waiting.addFirst(s);
   }
 
@@ -544,8 +511,8 @@ public final class SimEngine {
 
   private void completeStep() {
     stepInFlight = false;
-    steps++;
-    busyNanos += stepEnd - stepStart;
+    counters.steps++;
+    counters.busyNanos += stepEnd - stepStart;
     long t = stepEnd;
     inCallback = true;
     completingStep = true;
@@ -562,14 +529,14 @@ public final class SimEngine {
         int token = s.nextOutputToken();
         s.tokens[s.numTokens++] = token;
         int index = s.numOutput++;
-        generationTokens++;
+        counters.generationTokens++;
         if (index == 0) {
           s.firstTokenNanos = t;
-          promptTokens += s.promptLength;
-          ttft.record((t - s.arrivalNanos) * 1e-9);
+          counters.promptTokens += s.promptLength;
+          counters.ttft.record((t - s.arrivalNanos) * 1e-9);
           s.listener.onFirstToken(s.id(), t);
         } else {
-          itl.record((t - s.lastTokenNanos) * 1e-9);
+          counters.itl.record((t - s.lastTokenNanos) * 1e-9);
         }
         s.lastTokenNanos = t;
         s.listener.onToken(s.id(), t, index, token);
@@ -607,9 +574,7 @@ public final class SimEngine {
     s.finished = true;
     s.running = false;
     active.remove(s.id());
-    finished.merge(reason, 1L, Long::sum);
-    finishedCopy = null;
-    e2e.record((now - s.arrivalNanos) * 1e-9);
+    counters.finished(reason, (now - s.arrivalNanos) * 1e-9);
     boolean wasInCallback = inCallback;
     inCallback = true;
     try {
