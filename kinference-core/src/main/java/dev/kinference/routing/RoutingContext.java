@@ -26,6 +26,7 @@ public final class RoutingContext {
   private int[] blockSizes = new int[16];
   private int[] cachedTokens = new int[16];
   private int[] offloadedTokens = new int[16];
+  private int[] offloadedBlocks = new int[16];
   private double[] reloadSeconds = new double[16];
   private double[] predictedTtft = new double[16];
   private long nowNanos;
@@ -75,6 +76,7 @@ public final class RoutingContext {
       blockSizes = Arrays.copyOf(blockSizes, cap);
       cachedTokens = Arrays.copyOf(cachedTokens, cap);
       offloadedTokens = Arrays.copyOf(offloadedTokens, cap);
+      offloadedBlocks = Arrays.copyOf(offloadedBlocks, cap);
       reloadSeconds = Arrays.copyOf(reloadSeconds, cap);
       predictedTtft = Arrays.copyOf(predictedTtft, cap);
     }
@@ -108,10 +110,12 @@ public final class RoutingContext {
     int onGpu = Math.min(matched * blockSizes[i], limit);
     OffloadTier tier = candidates[i].offloadTier();
     int offloaded = 0;
+    int more = 0;
     if (tier != null && onGpu < limit) {
-      int more = tier.blocksAfter(prompt.keys(blockSizes[i]), matched);
+      more = tier.blocksAfter(prompt.keys(blockSizes[i]), matched);
       offloaded = Math.min((matched + more) * blockSizes[i], limit) - onGpu;
     }
+    offloadedBlocks[i] = more;
     cachedTokens[i] = Math.max(0, onGpu + offloaded);
     offloadedTokens[i] = offloaded;
     reloadSeconds[i] = offloaded > 0 ? Objects.requireNonNull(tier).reloadSeconds(offloaded) : 0;
@@ -159,6 +163,11 @@ public final class RoutingContext {
   /** Prompt tokens candidate i would serve from its prefix cache: its GPU blocks and its offload tier's. */
   public int cachedTokens(int i) {
     return cachedTokens[i];
+  }
+
+  /** Prompt blocks after its GPU hit ({@link #matchedBlocks}) that candidate i's offload tier holds in a row. */
+  public int offloadedBlocks(int i) {
+    return offloadedBlocks[i];
   }
 
   /** Of {@link #cachedTokens}, those candidate i would load from its offload tier (CPU memory) first. */
