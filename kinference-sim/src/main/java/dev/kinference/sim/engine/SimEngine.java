@@ -217,10 +217,9 @@ public final class SimEngine {
       }
       finishLoads(now);
       if (!stalled && (!waiting.isEmpty() || !running.isEmpty())) {
-        if (startStep()) {
-          continue;
+        if (startStep() || !stalled) {
+          continue; // a step started, or preemptions changed what can be scheduled: try again
         }
-        stalled = true;
       }
       long load = nextLoadEnd();
       if (load > nanos) {
@@ -378,6 +377,7 @@ public final class SimEngine {
 
     if (stepSequences.isEmpty()) {
       publishEvents(now);
+      stalled = !preempted; // nothing changed: only a finishing load or a new request can
       return false;
     }
     stalled = false;
