@@ -72,6 +72,12 @@ public final class BenchCommand implements Callable<Integer> {
       description = "GPUs per server (default: the scenario's).")
   int tensorParallel;
 
+  @Option(names = "--cpu-offload-gib", paramLabel = "GIB",
+      description = "Give each server a KV offload tier of GIB GiB of host memory, as vLLM's offloading connector "
+          + "(kv_offloading_size): computed blocks are copied there and a prefix found there is loaded over PCIe "
+          + "instead of recomputed (default: none).")
+  double cpuOffloadGib;
+
   @Option(names = "--routers", split = ",", paramLabel = "NAME",
       description = "Routers to compare (default: all): ${COMPLETION-CANDIDATES}.",
       completionCandidates = RouterNames.class)
@@ -164,7 +170,8 @@ public final class BenchCommand implements Callable<Integer> {
     }
     try {
       BenchmarkPlan.FleetOverride fleet = new BenchmarkPlan.FleetOverride(servers,
-          gpu == null ? null : GpuSpec.named(gpu), model == null ? null : ModelSpec.named(model), tensorParallel);
+          gpu == null ? null : GpuSpec.named(gpu), model == null ? null : ModelSpec.named(model), tensorParallel,
+          cpuOffloadGib);
       BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, fleet, withReplicas(), workloads, concurrency,
           rates, warmup, duration, seed, threads, tenantMix, repeat,
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),

@@ -61,6 +61,11 @@ public final class SimServersCommand implements Callable<Integer> {
       description = "KV blocks per server (default: derived from the GPU's memory).")
   int gpuBlocks;
 
+  @Option(names = "--cpu-offload-gib", defaultValue = "0", paramLabel = "GIB",
+      description = "A KV offload tier of GIB GiB of host memory per server, as vLLM's offloading connector; its "
+          + "blocks are published with medium CPU (default: none).")
+  double cpuOffloadGib;
+
   @Option(names = "--no-kv-events", description = "Do not publish KV events.")
   boolean noKvEvents;
 
@@ -77,12 +82,20 @@ public final class SimServersCommand implements Callable<Integer> {
           + " consecutive ports below 65536, got " + port);
       return 2;
     }
+    if (!(cpuOffloadGib >= 0) || cpuOffloadGib > 1 << 20) {
+      spec.commandLine().getErr().println("kinference sim-servers: --cpu-offload-gib must be in [0, 1048576], got "
+          + cpuOffloadGib);
+      return 2;
+    }
     for (int i = 0; i < count; i++) {
       SimulatedServer.Builder b = SimulatedServer.builder(model).name("sim-" + i).instantResponse(instant)
           .timeScale(timeScale).defaultOutputTokens(outputTokens).kvEvents(!noKvEvents)
           .port(port == 0 ? 0 : port + i);
-      if (maxNumSeqs > 0 || gpuBlocks > 0) {
+      if (maxNumSeqs > 0 || gpuBlocks > 0 || cpuOffloadGib > 0) {
         b.engine(e -> {
+          if (cpuOffloadGib > 0) {
+            e.cpuOffloadBytes((long) (cpuOffloadGib * (1L << 30)));
+          }
           if (maxNumSeqs > 0) {
             e.maxNumSeqs(maxNumSeqs);
           }

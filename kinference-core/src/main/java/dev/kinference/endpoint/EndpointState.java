@@ -37,6 +37,7 @@ public final class EndpointState {
   private final LongAdder failed = new LongAdder();
   private volatile double uncachedTokensPerRequest;
   private final PrefillRate prefillRate;
+  private volatile @Nullable OffloadTier offloadTier;
 
   EndpointState(Endpoint endpoint, int slot, PrefillRate prefillRate) {
     this.endpoint = endpoint;
@@ -83,6 +84,16 @@ public final class EndpointState {
   public int blockSize(int fallback) {
     EndpointMetrics m = metrics;
     return m != null && m.blockSize() > 0 ? m.blockSize() : fallback;
+  }
+
+  /** The endpoint's offload tier, or null when it has none (or the router does not credit it). */
+  public @Nullable OffloadTier offloadTier() {
+    return offloadTier;
+  }
+
+  /** Sets (or, with null, removes) the offload tier routing credits; called by whoever follows its KV events. */
+  public void attachOffloadTier(@Nullable OffloadTier tier) {
+    offloadTier = tier;
   }
 
   /** Replaces the metrics snapshot; called by the scraper. */

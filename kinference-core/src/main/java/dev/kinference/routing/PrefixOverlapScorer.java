@@ -1,7 +1,9 @@
 package dev.kinference.routing;
 
 /**
- * llm-d's prefix scorer: the fraction of the prompt's blocks the endpoint holds as a leading run. Stateless and
+ * llm-d's prefix scorer: the fraction of the prompt's blocks the endpoint holds as a leading run, in its GPU cache
+ * and then its offload tier (when routing credits one: {@link RoutingContext#offloadedBlocks}), so that a prefix
+ * held only in one endpoint's host memory is not copied to another's as if nobody held it. Stateless and
  * thread-safe.
  */
 public final class PrefixOverlapScorer implements Scorer {
@@ -25,6 +27,7 @@ public final class PrefixOverlapScorer implements Scorer {
   /** The fraction of the prompt's blocks candidate {@code i} holds as a leading run; 0 for an empty prompt. */
   static double fraction(RoutingContext context, int i) {
     int total = context.promptBlocks(i);
-    return total == 0 ? 0.0 : Math.min(1.0, (double) context.matchedBlocks(i) / total);
+    int held = context.matchedBlocks(i) + context.offloadedBlocks(i);
+    return total == 0 ? 0.0 : Math.min(1.0, (double) held / total);
   }
 }

@@ -1,10 +1,12 @@
 package dev.kinference.routing;
 
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.OffloadTier;
 import dev.kinference.endpoint.Saturation;
 import dev.kinference.prompt.TokenizedPrompt;
 import dev.kinference.request.InferenceRequest;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 /**
@@ -23,6 +25,9 @@ public final class RoutingContext {
   private int[] matchedBlocks = new int[16];
   private int[] blockSizes = new int[16];
   private int[] cachedTokens = new int[16];
+  private int[] offloadedTokens = new int[16];
+  private int[] offloadedBlocks = new int[16];
+  private double[] reloadSeconds = new double[16];
   private double[] predictedTtft = new double[16];
   private long nowNanos;
   private RandomGenerator random;
@@ -70,6 +75,9 @@ public final class RoutingContext {
       matchedBlocks = Arrays.copyOf(matchedBlocks, cap);
       blockSizes = Arrays.copyOf(blockSizes, cap);
       cachedTokens = Arrays.copyOf(cachedTokens, cap);
+      offloadedTokens = Arrays.copyOf(offloadedTokens, cap);
+      offloadedBlocks = Arrays.copyOf(offloadedBlocks, cap);
+      reloadSeconds = Arrays.copyOf(reloadSeconds, cap);
       predictedTtft = Arrays.copyOf(predictedTtft, cap);
     }
   }
@@ -91,15 +99,31 @@ public final class RoutingContext {
     blockSizes[i] = blockSize;
   }
 
-  /** Records {@code matched} cached blocks for candidate i and derives its cached tokens. */
+  /**
+   * Records {@code matched} cached GPU blocks for candidate i and derives its cached tokens: those blocks, then the
+   * blocks after them its offload tier holds (if it has one), which it loads instead of prefilling.
+   */
   void setMatched(int i, int matched) {
     matchedBlocks[i] = matched;
     // vLLM always computes the last prompt token itself, so a full hit still leaves one token to prefill.
-    cachedTokens[i] = Math.max(0, Math.min(matched * blockSizes[i], prompt.tokenCount() - 1));
+    int limit = Math.max(0, prompt.tokenCount() - 1);
+    int onGpu = Math.min(matched * blockSizes[i], limit);
+    OffloadTier tier = candidates[i].offloadTier();
+    int offloaded = 0;
+    int more = 0;
+    if (tier != null && onGpu < limit) {
+      more = tier.blocksAfter(prompt.keys(blockSizes[i]), matched);
+      offloaded = Math.min((matched + more) * blockSizes[i], limit) - onGpu;
+    }
+    offloadedBlocks[i] = more;
+    cachedTokens[i] = Math.max(0, onGpu + offloaded);
+    offloadedTokens[i] = offloaded;
+    reloadSeconds[i] = offloaded > 0 ? Objects.requireNonNull(tier).reloadSeconds(offloaded) : 0;
   }
 
+  /** Records the TTFT model's prediction for candidate i, to which the reload of its offloaded prefix is added. */
   void setPredictedTtft(int i, double seconds) {
-    predictedTtft[i] = seconds;
+    predictedTtft[i] = seconds + reloadSeconds[i];
   }
 
   public InferenceRequest request() {
@@ -136,9 +160,19 @@ public final class RoutingContext {
     return blockSizes[i];
   }
 
-  /** Prompt tokens candidate i would serve from its prefix cache. */
+  /** Prompt tokens candidate i would serve from its prefix cache: its GPU blocks and its offload tier's. */
   public int cachedTokens(int i) {
     return cachedTokens[i];
+  }
+
+  /** Prompt blocks after its GPU hit ({@link #matchedBlocks}) that candidate i's offload tier holds in a row. */
+  public int offloadedBlocks(int i) {
+    return offloadedBlocks[i];
+  }
+
+  /** Of {@link #cachedTokens}, those candidate i would load from its offload tier (CPU memory) first. */
+  public int offloadedTokens(int i) {
+    return offloadedTokens[i];
   }
 
   /** Prompt tokens candidate i would have to prefill. */
@@ -146,7 +180,10 @@ public final class RoutingContext {
     return prompt.tokenCount() - cachedTokens[i];
   }
 
-  /** The {@link TtftModel}'s prediction for candidate i, in seconds. */
+  /**
+   * The {@link TtftModel}'s prediction for candidate i, in seconds, plus the time to load its offloaded prefix
+   * ({@link #offloadedTokens}) from its offload tier: a tier hit costs its reload, not its recomputation.
+   */
   public double predictedTtftSeconds(int i) {
     return predictedTtft[i];
   }

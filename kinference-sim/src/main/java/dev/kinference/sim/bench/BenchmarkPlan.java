@@ -92,13 +92,22 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
    * (0 or null keeps the scenario's). The served model name stays the scenario's, so its workloads still address
    * the fleet. The scenario's explicit engine settings (a smaller KV cache, a step budget) carry over.
    */
-  public record FleetOverride(int servers, @Nullable GpuSpec gpu, @Nullable ModelSpec model, int tensorParallel) {
+  public record FleetOverride(int servers, @Nullable GpuSpec gpu, @Nullable ModelSpec model, int tensorParallel,
+      double cpuOffloadGib) {
 
     /** The scenario's servers, unchanged. */
     public static final FleetOverride NONE = new FleetOverride(0, null, null, 0);
 
+    /** Without an offload tier (the scenario's). */
+    public FleetOverride(int servers, @Nullable GpuSpec gpu, @Nullable ModelSpec model, int tensorParallel) {
+      this(servers, gpu, model, tensorParallel, 0);
+    }
+
     /** Refuses what a fleet cannot take, naming the option. */
     public FleetOverride {
+      if (!(cpuOffloadGib >= 0) || cpuOffloadGib > 1 << 20) {
+        throw new IllegalArgumentException("--cpu-offload-gib must be in [0, 1048576]: " + cpuOffloadGib);
+      }
       if (servers < 0 || servers > 4096) {
         throw new IllegalArgumentException("servers must be in [1, 4096]: " + servers);
       }
@@ -114,11 +123,11 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
 
     /** These settings with {@code n} servers (0: the scenario's). */
     public FleetOverride withServers(int n) {
-      return new FleetOverride(n, gpu, model, tensorParallel);
+      return new FleetOverride(n, gpu, model, tensorParallel, cpuOffloadGib);
     }
 
     boolean isNone() {
-      return servers == 0 && gpu == null && model == null && tensorParallel == 0;
+      return servers == 0 && gpu == null && model == null && tensorParallel == 0 && cpuOffloadGib == 0;
     }
 
     /** {@code s} with these servers, its description saying so. */
@@ -130,7 +139,8 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
       EngineSpec e = f.engine();
       EngineSpec engine = new EngineSpec(gpu != null ? gpu : e.gpu(), model != null ? model : e.model(),
           tensorParallel > 0 ? tensorParallel : e.tensorParallel(), e.servedModelName(), e.maxNumBatchedTokens(),
-          e.maxNumSeqs(), e.numGpuBlocks(), e.maxModelLen());
+          e.maxNumSeqs(), e.numGpuBlocks(), e.maxModelLen(),
+          cpuOffloadGib > 0 ? (long) (cpuOffloadGib * (1L << 30)) : e.cpuOffloadBytes());
       VirtualFleet.Settings fleet = new VirtualFleet.Settings(servers > 0 ? servers : f.servers(), engine,
           f.scrapeInterval(), f.metricsDelay(), f.kvEventDelay(), f.dispatchLatency(), f.seed());
       String description = s.description() + "; servers overridden: " + fleet.servers() + "x ("

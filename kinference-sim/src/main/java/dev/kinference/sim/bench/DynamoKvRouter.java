@@ -23,9 +23,9 @@ import org.jspecify.annotations.Nullable;
  * lowest wins, ties at random ({@code router_temperature} 0). Defaults: {@code overlap_score_credit} 1.0,
  * {@code overlap_score_credit_decay} 0 (so decay is 1), {@code host_cache_hit_weight} 0.75,
  * {@code disk_cache_hit_weight} 0.25, {@code shared_cache_multiplier} 0, {@code prefill_load_scale} 1.0,
- * {@code decode_active_request_weight} 0. The simulated servers keep KV blocks on the GPU only (no host or disk
- * offload tier), so the host and disk overlaps are always 0 here and the tier credits, kept below as constants,
- * never count. Overlap comes from an index of the workers' KV events; active load from the router's own account of
+ * {@code decode_active_request_weight} 0. Host overlap is the blocks after the GPU hit that a server's CPU offload
+ * tier holds (its {@code medium} CPU events, when the fleet has one: {@code --cpu-offload-gib}); the simulated
+ * servers have no disk tier, so the disk overlap is always 0. Overlap comes from an index of the workers' KV events; active load from the router's own account of
  * the requests it sent, as Dynamo's {@code ActiveSequences} keeps it: a request's uncached tokens count as prefill
  * until its first token, and a worker's decode blocks are the distinct blocks of its active requests (a prefix
  * shared by several requests counts once, {@code router_assume_kv_reuse}), including the candidate request's own.
@@ -73,6 +73,7 @@ final class DynamoKvRouter implements FleetRouter {
     EventPrefixIndex events = Objects.requireNonNull(index);
     PrefixKeys keys = events.keys(request);
     int[] overlap = events.lookup(keys);
+    int[] hostOverlap = events.hostLookup(keys, overlap);
     int promptBlocks = (keys.tokenCount() + keys.blockSize() - 1) / keys.blockSize();
     double best = Double.POSITIVE_INFINITY;
     int chosen = 0;
@@ -85,7 +86,8 @@ final class DynamoKvRouter implements FleetRouter {
           fresh++;
         }
       }
-      double cost = cost((double) prefillBlocks[i], promptBlocks, overlap[i], 0, 0, active.size() + fresh);
+      double cost = cost((double) prefillBlocks[i], promptBlocks, overlap[i], hostOverlap[i], 0,
+          active.size() + fresh);
       if (cost < best) {
         best = cost;
         chosen = i;

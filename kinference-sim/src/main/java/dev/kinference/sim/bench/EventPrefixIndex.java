@@ -1,6 +1,7 @@
 package dev.kinference.sim.bench;
 
 import dev.kinference.cache.KvEvent;
+import dev.kinference.cache.OffloadedPrefixes;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;
@@ -14,13 +15,16 @@ import dev.kinference.sim.workload.Prompts;
 /**
  * An index of which server holds which prefix blocks, built from the servers' KV events, as llm-d's kv-cache
  * indexer and Dynamo's radix tree build theirs. Backed by the core's {@link PreciseCacheIndex} (a data structure;
- * the policies using it are the comparison routers' own).
+ * the policies using it are the comparison routers' own). Blocks of the servers' offload tiers ({@code medium} CPU)
+ * are kept apart per server, for routers that weigh a host-memory hit (Dynamo's tier credits).
  */
 final class EventPrefixIndex {
 
   private final PreciseCacheIndex index = new PreciseCacheIndex();
   private final EndpointState[] states;
   private final int[] matched;
+  private final int[] hostMatched;
+  private final OffloadedPrefixes[] tiers;
   private final int blockSize;
 
   EventPrefixIndex(FleetView view, int blockSize) {
@@ -31,13 +35,40 @@ final class EventPrefixIndex {
       states[i] = java.util.Objects.requireNonNull(fleet.get(view.endpoints().get(i).id()));
     }
     this.matched = new int[states.length];
+    this.hostMatched = new int[states.length];
+    this.tiers = new OffloadedPrefixes[states.length];
+    for (int i = 0; i < tiers.length; i++) {
+      tiers[i] = new OffloadedPrefixes(view.model(), OffloadedPrefixes.DEFAULT_RELOAD_TOKENS_PER_SECOND);
+    }
     this.blockSize = blockSize;
   }
 
   void apply(int server, EngineStepEvents batch) {
+    EndpointState state = states[server];
     for (KvEvent e : batch.events()) {
-      index.onEvent(states[server], e);
+      boolean gpu = switch (e) {
+        case KvEvent.BlockStored s -> s.medium() == KvEvent.Medium.GPU;
+        case KvEvent.BlockRemoved r -> r.medium() == KvEvent.Medium.GPU;
+        case KvEvent.AllBlocksCleared c -> true;
+      };
+      if (gpu) {
+        index.onEvent(state, e);
+      }
+      if (!gpu || e instanceof KvEvent.AllBlocksCleared) {
+        tiers[server].onEvent(e, hash -> index.routerKey(state, hash));
+      }
     }
+  }
+
+  /**
+   * For each server, the blocks of {@code keys} after its GPU hit ({@code gpuMatched}, from {@link #lookup}) that
+   * its offload tier holds in a row; the returned array is reused by the next call.
+   */
+  int[] hostLookup(PrefixKeys keys, int[] gpuMatched) {
+    for (int i = 0; i < tiers.length; i++) {
+      hostMatched[i] = tiers[i].blocksAfter(keys, gpuMatched[i]);
+    }
+    return hostMatched;
   }
 
   /** The request's block keys at the servers' block size. */

@@ -11,6 +11,8 @@ public final class Routers {
   public static final String OURS = "kinference-precise";
   /** Ours, with the approximate index learned from routing decisions. */
   public static final String OURS_APPROX = "kinference-approx";
+  /** Ours, precise, not crediting the servers' CPU offload tiers (for measuring what crediting them brings). */
+  public static final String OURS_NO_TIER = "kinference-precise-no-tier";
   public static final String RANDOM = "random";
   public static final String LEAST_REQUEST = "least-request";
   public static final String ORACLE = "oracle";
@@ -87,6 +89,7 @@ public final class Routers {
     return switch (name) {
       case OURS -> new KinferenceRouter(true, seed);
       case OURS_APPROX -> new KinferenceRouter(false, seed);
+      case OURS_NO_TIER -> KinferenceRouter.precise(seed, false, OURS_NO_TIER);
       case RANDOM -> new SimpleRouters.RandomRouter(seed);
       case "round-robin" -> new SimpleRouters.RoundRobinRouter();
       case LEAST_REQUEST -> new SimpleRouters.LeastRequestRouter(seed);
@@ -116,6 +119,7 @@ public final class Routers {
           + "queue 0.3, prefix 4 more when all saturated, last-sent-to 1 for a long prompt cached nowhere when all "
           + "saturated), precise index";
       case OURS_APPROX -> "core Router, default profile, approximate index learned from its own decisions";
+      case OURS_NO_TIER -> "core Router, default profile, precise index, offload-tier (CPU) blocks not credited";
       case RANDOM -> "uniform random (Kubernetes Service / kube-proxy)";
       case "round-robin" -> "round robin";
       case LEAST_REQUEST -> "fewest requests in flight (nginx least_conn)";

@@ -262,7 +262,7 @@ public final class Calibration {
   }
 
   private static SimEngine engine(GpuSpec gpu, ModelSpec model, int tp, int maxNumSeqs) {
-    SimEngine.Builder b = SimEngine.builder().gpu(gpu).model(model).tensorParallel(tp);
+    SimEngineBuilder b = SimEngine.builder().gpu(gpu).model(model).tensorParallel(tp);
     if (maxNumSeqs > 0) {
       b.maxNumSeqs(maxNumSeqs);
     }

@@ -25,10 +25,11 @@ import java.util.Objects;
  * @param enablePrefixCaching automatic prefix caching
  * @param stateBlocksPerSequence blocks reserved for a running sequence's recurrent state (hybrid models)
  * @param hashSeed seed of the engine's block hashes (vLLM's {@code PYTHONHASHSEED})
+ * @param cpuOffloadBytes host memory of the KV offload tier over the server's GPUs, or 0 for none
  */
 public record EngineConfig(GpuSpec gpu, ModelSpec model, int tensorParallel, String servedModelName, int blockSize,
     int numGpuBlocks, int maxNumBatchedTokens, int maxNumSeqs, int maxModelLen, double gpuMemoryUtilization,
-    boolean enablePrefixCaching, int stateBlocksPerSequence, long hashSeed) {
+    boolean enablePrefixCaching, int stateBlocksPerSequence, long hashSeed, long cpuOffloadBytes) {
 
   private static final double GIB = 1L << 30;
 
@@ -36,11 +37,22 @@ public record EngineConfig(GpuSpec gpu, ModelSpec model, int tensorParallel, Str
     Objects.requireNonNull(gpu, "gpu");
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(servedModelName, "servedModelName");
+    if (cpuOffloadBytes < 0) {
+      throw new IllegalArgumentException("cpuOffloadBytes must not be negative: " + cpuOffloadBytes);
+    }
   }
 
   /** Usable KV tokens: {@code (numGpuBlocks - 1) x blockSize}. */
   public long kvCapacityTokens() {
     return (long) (numGpuBlocks - 1) * blockSize;
+  }
+
+  /**
+   * Prompt tokens a second the server loads from a KV offload tier: its GPUs' host links (each rank loads its
+   * share, see {@link CpuOffloadTier#hostLinkBytesPerSecond}) over the KV bytes of a token.
+   */
+  public double offloadReloadTokensPerSecond() {
+    return CpuOffloadTier.hostLinkBytesPerSecond(gpu) * tensorParallel / model.kvBytesPerToken();
   }
 
   /** vLLM's default {@code max_num_batched_tokens}: 8,192 on GPUs of 70 GiB or more except A100, else 2,048. */

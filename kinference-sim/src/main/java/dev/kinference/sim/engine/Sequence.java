@@ -26,6 +26,9 @@ final class Sequence {
   int[] stateBlocks = new int[0];
 
   int cachedTokens = -1;
+  /** Tokens of its prefix loaded (or loading) from the offload tier since it was last admitted; 0 if none. */
+  int loadedTokens;
+  long loadDoneNanos = -1;
   int preemptions;
   long firstTokenNanos = -1;
   long lastTokenNanos = -1;

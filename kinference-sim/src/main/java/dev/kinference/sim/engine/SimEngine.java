@@ -3,8 +3,6 @@ package dev.kinference.sim.engine;
 import dev.kinference.cache.KvEvent;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -44,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  * submitted while a step is in flight wait for the next step, as in vLLM.
  *
  * <h2>Observable state</h2>
- * {@link #metrics()} is what {@code /metrics} shows; {@link Builder#kvEventListener} receives one
+ * {@link #metrics()} is what {@code /metrics} shows; {@link SimEngineBuilder#kvEventListener} receives one
  * {@link EngineStepEvents} per step that changed the cache, with the engine's own block hashes;
  * {@link RequestListener}s receive tokens and usage.
  *
@@ -56,15 +54,18 @@ public final class SimEngine {
 
   private final EngineConfig config;
   private final StepCostModel cost;
-  private final EngineHasher hasher;
+  private final KvCacheManager kv;
   private final @Nullable Consumer<EngineStepEvents> kvEventListener;
   private final @Nullable Consumer<StepRecord> stepObserver;
   private final int blockSize;
 
-  private List<KvEvent> pendingEvents = new ArrayList<>();
-  private BlockPool pool;
   private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
   private final ArrayList<Sequence> running = new ArrayList<>();
+  /** Requests whose prefix is loading from the offload tier; they hold their GPU blocks meanwhile. */
+  private final ArrayList<Sequence> loading = new ArrayList<>();
+  /** No step could be scheduled at {@link #now}: only a finishing load (or a new request) can change that. */
+  private boolean stalled;
+  private int[] hits = new int[16];
   private final HashMap<String, Sequence> active = new HashMap<>();
   private final ArrayList<Sequence> stepSequences = new ArrayList<>();
   private final ArrayList<Sequence> deferredAborts = new ArrayList<>();
@@ -79,33 +80,20 @@ public final class SimEngine {
   private long submitted;
 
   // metrics
-  private long prefixQueries;
-  private long prefixHits;
-  private long promptTokens;
-  private long generationTokens;
-  private long preemptions;
-  private long steps;
-  private long busyNanos;
-  private final EnumMap<FinishReason, Long> finished = new EnumMap<>(FinishReason.class);
-  /** An immutable copy of {@link #finished} for {@link #metrics}, kept until a request finishes (scrapes are many). */
-  private @Nullable Map<FinishReason, Long> finishedCopy;
-  private LatencyHistogram.Accumulator ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
-  private LatencyHistogram.Accumulator itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
-  private LatencyHistogram.Accumulator e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
+  private EngineCounters counters = new EngineCounters();
 
-  private SimEngine(Builder b, EngineConfig config) {
+  SimEngine(SimEngineBuilder b, EngineConfig config) {
     this.config = config;
     this.cost = new StepCostModel(config.gpu(), config.model(), config.tensorParallel());
-    this.hasher = new EngineHasher(config.hashSeed());
+    this.kv = new KvCacheManager(config);
     this.kvEventListener = b.kvEventListener;
     this.stepObserver = b.stepObserver;
     this.blockSize = config.blockSize();
-    this.pool = new BlockPool(config.numGpuBlocks(), pendingEvents);
     this.now = b.startNanos;
   }
 
-  public static Builder builder() {
-    return new Builder();
+  public static SimEngineBuilder builder() {
+    return new SimEngineBuilder();
   }
 
   public EngineConfig config() {
@@ -139,7 +127,7 @@ public final class SimEngine {
           + " tokens) plus max_tokens (" + request.expectedOutputTokens() + ") exceed max_model_len "
           + config.maxModelLen());
     }
-    long blocksNeeded = (long) ceilDiv(length, blockSize) + config.stateBlocksPerSequence();
+    long blocksNeeded = (long) KvCacheManager.ceilDiv(length, blockSize) + config.stateBlocksPerSequence();
     if (blocksNeeded > config.numGpuBlocks() - 1) {
       throw new IllegalArgumentException("request " + request.id() + " needs " + blocksNeeded
           + " KV blocks; the engine has " + (config.numGpuBlocks() - 1));
@@ -149,6 +137,7 @@ public final class SimEngine {
     Sequence s = new Sequence(request, listener, now, seed);
     active.put(request.id(), s);
     waiting.addLast(s);
+    stalled = false;
   }
 
   /**
@@ -171,20 +160,29 @@ public final class SimEngine {
     }
     if (s.running) {
       running.remove(s);
-    } else {
+    } else if (!loading.remove(s)) {
       waiting.remove(s);
     }
+    stalled = false;
     finish(s, FinishReason.ABORT);
     return true;
   }
 
   /**
    * When the engine next needs {@link #advanceTo}: the end of the step in flight, {@link #now()} if it is idle with
-   * work queued, or {@link Long#MAX_VALUE} if it is idle and empty.
+   * work it can schedule, the end of the first load from the offload tier if it waits for one, or
+   * {@link Long#MAX_VALUE} if it is idle and empty.
    */
   public long nextEventNanos() {
     if (stepInFlight) {
       return stepEnd;
+    }
+    if (!stalled && (!waiting.isEmpty() || !running.isEmpty())) {
+      return now;
+    }
+    long load = nextLoadEnd();
+    if (load != Long.MAX_VALUE) {
+      return Math.max(now, load);
     }
     return waiting.isEmpty() && running.isEmpty() ? Long.MAX_VALUE : now;
   }
@@ -215,13 +213,19 @@ public final class SimEngine {
         }
         now = stepEnd;
         completeStep();
-      } else if (!waiting.isEmpty() || !running.isEmpty()) {
-        if (!startStep()) {
-          break;
+        continue;
+      }
+      finishLoads(now);
+      if (!stalled && (!waiting.isEmpty() || !running.isEmpty())) {
+        if (startStep() || !stalled) {
+          continue; // a step started, or preemptions changed what can be scheduled: try again
         }
-      } else {
+      }
+      long load = nextLoadEnd();
+      if (load > nanos) {
         break;
       }
+      now = Math.max(now, load);
     }
     now = nanos;
   }
@@ -237,12 +241,14 @@ public final class SimEngine {
     }
     List<Sequence> all = new ArrayList<>(running);
     all.addAll(waiting);
+    all.addAll(loading);
     running.clear();
     waiting.clear();
+    loading.clear();
+    stalled = false;
     stepInFlight = false;
     stepSequences.clear();
-    pendingEvents = new ArrayList<>();
-    pool = new BlockPool(config.numGpuBlocks(), pendingEvents);
+    kv.restart();
     for (Sequence s : all) {
       s.running = false;
       s.numBlocks = 0;
@@ -250,20 +256,8 @@ public final class SimEngine {
       finishWithoutFree(s, FinishReason.ABORT);
     }
     active.clear();
-    pendingEvents.clear();
     eventSequence = 0;
-    prefixQueries = 0;
-    prefixHits = 0;
-    promptTokens = 0;
-    generationTokens = 0;
-    preemptions = 0;
-    steps = 0;
-    busyNanos = 0;
-    finished.clear();
-    finishedCopy = null;
-    ttft = new LatencyHistogram.Accumulator(LatencyHistogram.TTFT_BOUNDS);
-    itl = new LatencyHistogram.Accumulator(LatencyHistogram.ITL_BOUNDS);
-    e2e = new LatencyHistogram.Accumulator(LatencyHistogram.E2E_BOUNDS);
+    counters = new EngineCounters();
   }
 
   /**
@@ -276,22 +270,14 @@ public final class SimEngine {
     if (!config.enablePrefixCaching() || !running.isEmpty() || stepInFlight) {
       return false;
     }
-    boolean reset = pool.resetPrefixCache();
+    boolean reset = kv.resetPrefixCache();
     publishEvents(now);
     return reset;
   }
 
   /** The current metrics. */
   public EngineMetrics metrics() {
-    Map<FinishReason, Long> finishedNow = finishedCopy;
-    if (finishedNow == null) {
-      finishedNow = Map.copyOf(finished);
-      finishedCopy = finishedNow;
-    }
-    return new EngineMetrics(now, waiting.size(), running.size(), pool.usage(), blockSize, config.numGpuBlocks(),
-        prefixQueries, prefixHits, promptTokens, generationTokens, preemptions, finishedNow,
-        ttft.snapshot(), itl.snapshot(), e2e.snapshot(), pool.freeCount(), pool.cachedBlockCount(), steps,
-        busyNanos);
+    return counters.metrics(now, waiting.size() + loading.size(), running.size(), kv.pool(), config);
   }
 
   /** Requests queued. */
@@ -316,6 +302,9 @@ public final class SimEngine {
     for (Sequence s : waiting) {
       n += s.pendingPrefill();
     }
+    for (Sequence s : loading) {
+      n += s.pendingPrefill();
+    }
     return n;
   }
 
@@ -324,35 +313,22 @@ public final class SimEngine {
    * {@code tokens.length - 1}), without changing anything. For an oracle router and for tests.
    */
   public int cachedPrefixTokens(int[] tokens, @Nullable String lora, @Nullable String cacheSalt) {
-    if (!config.enablePrefixCaching() || tokens.length < 2) {
-      return 0;
-    }
-    int maxBlocks = (tokens.length - 1) / blockSize;
-    long parent = 0;
-    int b = 0;
-    for (; b < maxBlocks; b++) {
-      parent = hasher.hash(parent, tokens, b * blockSize, blockSize, lora, cacheSalt);
-      if (pool.lookup(parent) < 0) {
-        break;
-      }
-    }
-    return b * blockSize;
+    return kv.cachedPrefixTokens(tokens, lora, cacheSalt);
   }
 
   /** Package-private view for tests: the block pool. */
   BlockPool pool() {
-    return pool;
+    return kv.pool();
+  }
+
+  /** Package-private view for tests: the offload tier, or null. */
+  @Nullable CpuOffloadTier offloadTier() {
+    return kv.offload();
   }
 
   /** Package-private view for tests: the engine's hash of a token sequence's blocks. */
   long[] engineHashes(int[] tokens, @Nullable String lora, @Nullable String cacheSalt) {
-    long[] out = new long[tokens.length / blockSize];
-    long parent = 0;
-    for (int b = 0; b < out.length; b++) {
-      parent = hasher.hash(parent, tokens, b * blockSize, blockSize, lora, cacheSalt);
-      out[b] = parent;
-    }
-    return out;
+    return kv.engineHashes(tokens, lora, cacheSalt);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -372,7 +348,7 @@ public final class SimEngine {
       int newTokens = Math.min(s.numTokens - s.numComputed, budget);
       boolean scheduled = false;
       while (true) {
-        if (allocateSlots(s, newTokens, null, 0)) {
+        if (kv.allocateSlots(s, newTokens, null, 0, true)) {
           scheduled = true;
           break;
         }
@@ -396,50 +372,15 @@ public final class SimEngine {
     }
 
     if (!preempted) {
-      int[] hits = new int[16];
-      while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxNumSeqs()) {
-        Sequence s = waiting.peekFirst();
-        int hitBlocks = 0;
-        if (config.enablePrefixCaching()) {
-          int maxBlocks = (s.numTokens - 1) / blockSize;
-          if (hits.length < maxBlocks) {
-            hits = new int[Math.max(maxBlocks, hits.length * 2)];
-          }
-          while (hitBlocks < maxBlocks) {
-            int block = pool.lookup(s.blockHash(hitBlocks, hasher, blockSize));
-            if (block < 0) {
-              break;
-            }
-            hits[hitBlocks++] = block;
-          }
-        }
-        int hitTokens = hitBlocks * blockSize;
-        int newTokens = Math.min(s.numTokens - hitTokens, budget);
-        if (!allocateSlots(s, newTokens, hits, hitBlocks)) {
-          break;
-        }
-        waiting.pollFirst();
-        running.add(s);
-        s.running = true;
-        s.numComputed = hitTokens;
-        if (s.cachedTokens < 0) {
-          s.cachedTokens = hitTokens;
-        }
-        prefixQueries += s.numTokens;
-        prefixHits += hitTokens;
-        if (observe) {
-          admittedHits.put(s.id(), hitTokens);
-        }
-        s.scheduledTokens = newTokens;
-        stepSequences.add(s);
-        budget -= newTokens;
-      }
+      budget = admitWaiting(budget, observe ? admittedHits : null);
     }
 
     if (stepSequences.isEmpty()) {
       publishEvents(now);
+      stalled = !preempted; // nothing changed: only a finishing load or a new request can
       return false;
     }
+    stalled = false;
     long tokens = 0;
     long kvTokens = 0;
     double pairs = 0;
@@ -466,92 +407,103 @@ public final class SimEngine {
         scheduled.put(s.id(), s.scheduledTokens);
       }
       Objects.requireNonNull(stepObserver).accept(new StepRecord(stepStart, stepEnd, scheduled, admittedHits, prefill,
-          decode, preemptedIds, waiting.size(), running.size(), pool.freeCount()));
+          decode, preemptedIds, waiting.size(), running.size(), kv.pool().freeCount()));
     }
     return true;
   }
 
   /**
-   * vLLM's {@code allocate_slots}: room for {@code newTokens} more tokens after the hit blocks, or false (nothing
-   * changes) if the free queue cannot supply the blocks, counting hit blocks that must leave the free queue.
+   * Admits waiting requests in order while the budget lasts and fewer than {@code max_num_seqs} run, looking up
+   * each one's prefix in the GPU cache and then the offload tier; returns the budget left. A request with blocks to
+   * load from the offload tier takes its GPU blocks now and waits for the load outside the queue (vLLM's
+   * {@code WAITING_FOR_REMOTE_KVS}), without taking budget.
    */
-  private boolean allocateSlots(Sequence s, int newTokens, int @Nullable [] hits, int hitCount) {
-    int computedAfterHits = s.numComputed + hitCount * blockSize;
-    int needed = ceilDiv(computedAfterHits + newTokens, blockSize);
-    int toAllocate = Math.max(0, needed - s.numBlocks - hitCount);
-    int hitsFromFreeQueue = 0;
-    for (int i = 0; i < hitCount; i++) {
-      if (pool.refCount(Objects.requireNonNull(hits)[i]) == 0) {
-        hitsFromFreeQueue++;
+  private int admitWaiting(int budget, @Nullable Map<String, Integer> admittedHits) {
+    int[] count = new int[1];
+    while (!waiting.isEmpty() && budget > 0 && running.size() < config.maxNumSeqs()) {
+      Sequence s = waiting.peekFirst();
+      int hitBlocks = 0;
+      int hitTokens;
+      if (s.loadedTokens > 0) {
+        hitTokens = s.numComputed; // its prefix was loaded into the blocks it holds
+      } else {
+        hits = kv.lookup(s, hits, count);
+        hitBlocks = count[0];
+        int offloaded = kv.offloadedAfter(s, hitBlocks);
+        if (offloaded > 0) {
+          if (!kv.allocateSlots(s, offloaded * blockSize, hits, hitBlocks, false)) {
+            break;
+          }
+          waiting.pollFirst();
+          s.numComputed = hitBlocks * blockSize;
+          s.loadedTokens = offloaded * blockSize;
+          s.loadDoneNanos = now + kv.loadNanos(s.loadedTokens);
+          loading.add(s);
+          counters.prefixQueries += s.numTokens;
+          counters.prefixHits += s.numComputed;
+          continue;
+        }
+        hitTokens = hitBlocks * blockSize;
       }
-    }
-    int stateNeeded = s.stateBlocks.length == 0 ? config.stateBlocksPerSequence() : 0;
-    if (toAllocate + hitsFromFreeQueue + stateNeeded > pool.freeCount()) {
-      return false;
-    }
-    for (int i = 0; i < hitCount; i++) {
-      int block = Objects.requireNonNull(hits)[i];
-      pool.touch(block);
-      s.addBlock(block);
-    }
-    if (hitCount > 0) {
-      s.numCachedBlocks = hitCount;
-    }
-    if (stateNeeded > 0) {
-      s.stateBlocks = new int[stateNeeded];
-      for (int i = 0; i < stateNeeded; i++) {
-        s.stateBlocks[i] = pool.allocate();
+      int newTokens = Math.min(s.numTokens - hitTokens, budget);
+      if (!kv.allocateSlots(s, newTokens, hits, hitBlocks, true)) {
+        break;
       }
+      waiting.pollFirst();
+      running.add(s);
+      s.running = true;
+      s.numComputed = hitTokens;
+      if (s.cachedTokens < 0) {
+        s.cachedTokens = hitTokens;
+      }
+      if (s.loadedTokens == 0) {
+        counters.prefixQueries += s.numTokens;
+        counters.prefixHits += hitTokens;
+      }
+      if (admittedHits != null) {
+        admittedHits.put(s.id(), hitTokens);
+      }
+      s.scheduledTokens = newTokens;
+      stepSequences.add(s);
+      budget -= newTokens;
     }
-    for (int i = 0; i < toAllocate; i++) {
-      s.addBlock(pool.allocate());
-    }
-    if (config.enablePrefixCaching()) {
-      cacheFullBlocks(s, Math.min(computedAfterHits + newTokens, s.numTokens));
-    }
-    return true;
+    return budget;
   }
 
-  /** vLLM's {@code cache_full_blocks}: hashes the newly full blocks and publishes one {@code BlockStored}. */
-  private void cacheFullBlocks(Sequence s, int tokensToCache) {
-    int full = tokensToCache / blockSize;
-    int first = s.numCachedBlocks;
-    if (full <= first) {
-      return;
+  /**
+   * Loads from the offload tier that ended by {@code t}: the loaded blocks are cached on the GPU (their
+   * {@code BlockStored} follows) and the request goes back to the head of the queue with its prefix computed.
+   */
+  private void finishLoads(long t) {
+    for (int i = loading.size() - 1; i >= 0; i--) {
+      Sequence s = loading.get(i);
+      if (s.loadDoneNanos > t) {
+        continue;
+      }
+      loading.remove(i);
+      s.numComputed += s.loadedTokens;
+      kv.cacheFullBlocks(s, s.numComputed);
+      waiting.addFirst(s);
+      stalled = false;
     }
-    long[] hashes = new long[full - first];
-    for (int b = first; b < full; b++) {
-      long h = s.blockHash(b, hasher, blockSize);
-      pool.cache(s.blocks[b], h);
-      hashes[b - first] = h;
+  }
+
+  private long nextLoadEnd() {
+    long t = Long.MAX_VALUE;
+    for (Sequence s : loading) {
+      t = Math.min(t, s.loadDoneNanos);
     }
-    Long parent = first == 0 ? null : s.blockHash(first - 1, hasher, blockSize);
-    int[] tokens = Arrays.copyOfRange(s.tokens, first * blockSize, full * blockSize);
-    pendingEvents.add(new KvEvent.BlockStored(hashes, parent, tokens, blockSize, s.request.lora(),
-        KvEvent.Medium.GPU, first == 0 ? s.request.cacheSalt() : null));
-    s.numCachedBlocks = full;
+    return t;
   }
 
   private void preempt(Sequence s) {
-    freeBlocks(s);
+    kv.freeBlocks(s);
+    s.loadedTokens = 0;
     s.running = false;
     s.numComputed = 0;
     s.preemptions++;
-    preemptions++;
+    counters.preemptions++;
     waiting.addFirst(s);
-  }
-
-  /** Frees the request's state blocks, then its KV blocks tail first (so the tail is evicted first). */
-  private void freeBlocks(Sequence s) {
-    for (int b : s.stateBlocks) {
-      pool.free(b);
-    }
-    s.stateBlocks = new int[0];
-    for (int i = s.numBlocks - 1; i >= 0; i--) {
-      pool.free(s.blocks[i]);
-    }
-    s.numBlocks = 0;
-    s.numCachedBlocks = 0;
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -559,8 +511,8 @@ public final class SimEngine {
 
   private void completeStep() {
     stepInFlight = false;
-    steps++;
-    busyNanos += stepEnd - stepStart;
+    counters.steps++;
+    counters.busyNanos += stepEnd - stepStart;
     long t = stepEnd;
     inCallback = true;
     completingStep = true;
@@ -577,14 +529,14 @@ public final class SimEngine {
         int token = s.nextOutputToken();
         s.tokens[s.numTokens++] = token;
         int index = s.numOutput++;
-        generationTokens++;
+        counters.generationTokens++;
         if (index == 0) {
           s.firstTokenNanos = t;
-          promptTokens += s.promptLength;
-          ttft.record((t - s.arrivalNanos) * 1e-9);
+          counters.promptTokens += s.promptLength;
+          counters.ttft.record((t - s.arrivalNanos) * 1e-9);
           s.listener.onFirstToken(s.id(), t);
         } else {
-          itl.record((t - s.lastTokenNanos) * 1e-9);
+          counters.itl.record((t - s.lastTokenNanos) * 1e-9);
         }
         s.lastTokenNanos = t;
         s.listener.onToken(s.id(), t, index, token);
@@ -609,11 +561,12 @@ public final class SimEngine {
       inCallback = false;
       completingStep = false;
     }
+    finishLoads(t);
     publishEvents(t);
   }
 
   private void finish(Sequence s, FinishReason reason) {
-    freeBlocks(s);
+    kv.freeBlocks(s);
     finishWithoutFree(s, reason);
   }
 
@@ -621,9 +574,7 @@ public final class SimEngine {
     s.finished = true;
     s.running = false;
     active.remove(s.id());
-    finished.merge(reason, 1L, Long::sum);
-    finishedCopy = null;
-    e2e.record((now - s.arrivalNanos) * 1e-9);
+    counters.finished(reason, (now - s.arrivalNanos) * 1e-9);
     boolean wasInCallback = inCallback;
     inCallback = true;
     try {
@@ -635,188 +586,18 @@ public final class SimEngine {
   }
 
   private void publishEvents(long timestamp) {
-    if (pendingEvents.isEmpty()) {
+    if (!kv.hasEvents()) {
       return;
     }
+    List<KvEvent> events = kv.drainEvents();
     if (kvEventListener != null) {
-      EngineStepEvents batch = new EngineStepEvents(eventSequence++, timestamp, pendingEvents);
-      pendingEvents.clear();
-      kvEventListener.accept(batch);
-    } else {
-      pendingEvents.clear();
+      kvEventListener.accept(new EngineStepEvents(eventSequence++, timestamp, events));
     }
-  }
-
-  private static int ceilDiv(int a, int b) {
-    return (a + b - 1) / b;
   }
 
   @Override
   public String toString() {
     return "SimEngine[" + config.servedModelName() + " on " + config.tensorParallel() + "x " + config.gpu().name()
         + ", blocks=" + config.numGpuBlocks() + ", waiting=" + waiting.size() + ", running=" + running.size() + "]";
-  }
-
-  /**
-   * Configures a {@link SimEngine}. Unset values take vLLM's defaults for the GPU ({@code vllm serve}): block size
-   * 16, {@code gpu_memory_utilization} 0.9, {@code max_num_batched_tokens} and {@code max_num_seqs} per
-   * {@link EngineConfig#defaultMaxNumBatchedTokens}, {@code num_gpu_blocks} from memory profiling,
-   * {@code max_model_len} the model's, capped to what the KV cache holds. Not thread-safe.
-   */
-  public static final class Builder {
-    private GpuSpec gpu = GpuSpec.H100;
-    private ModelSpec model = ModelSpec.QWEN3_8B;
-    private int tensorParallel = 1;
-    private @Nullable String servedModelName;
-    private int blockSize = 16;
-    private int numGpuBlocks;
-    private int maxNumBatchedTokens;
-    private int maxNumSeqs;
-    private int maxModelLen;
-    private double gpuMemoryUtilization = 0.9;
-    private boolean enablePrefixCaching = true;
-    private long hashSeed = 0x6B696E666572656EL;
-    private long startNanos;
-    private @Nullable Consumer<EngineStepEvents> kvEventListener;
-    private @Nullable Consumer<StepRecord> stepObserver;
-
-    private Builder() {}
-
-    public Builder gpu(GpuSpec gpu) {
-      this.gpu = Objects.requireNonNull(gpu, "gpu");
-      return this;
-    }
-
-    public Builder model(ModelSpec model) {
-      this.model = Objects.requireNonNull(model, "model");
-      return this;
-    }
-
-    /** GPUs per engine ({@code --tensor-parallel-size}). Default 1. */
-    public Builder tensorParallel(int tp) {
-      if (tp < 1 || tp > 64) {
-        throw new IllegalArgumentException("tensorParallel must be in [1, 64]: " + tp);
-      }
-      this.tensorParallel = tp;
-      return this;
-    }
-
-    /** The served model name ({@code --served-model-name}). Default: the model's name. */
-    public Builder servedModelName(String name) {
-      if (name.isBlank()) {
-        throw new IllegalArgumentException("servedModelName must not be blank");
-      }
-      this.servedModelName = name;
-      return this;
-    }
-
-    /** Tokens per KV block. Default 16. */
-    public Builder blockSize(int size) {
-      if (size < 1 || size > 4096) {
-        throw new IllegalArgumentException("blockSize must be in [1, 4096]: " + size);
-      }
-      this.blockSize = size;
-      return this;
-    }
-
-    /** Overrides the profiled number of KV blocks ({@code --num-gpu-blocks-override}); includes the null block. */
-    public Builder numGpuBlocks(int blocks) {
-      if (blocks < 2) {
-        throw new IllegalArgumentException("numGpuBlocks must be at least 2: " + blocks);
-      }
-      this.numGpuBlocks = blocks;
-      return this;
-    }
-
-    public Builder maxNumBatchedTokens(int tokens) {
-      if (tokens < 1) {
-        throw new IllegalArgumentException("maxNumBatchedTokens must be positive: " + tokens);
-      }
-      this.maxNumBatchedTokens = tokens;
-      return this;
-    }
-
-    public Builder maxNumSeqs(int seqs) {
-      if (seqs < 1) {
-        throw new IllegalArgumentException("maxNumSeqs must be positive: " + seqs);
-      }
-      this.maxNumSeqs = seqs;
-      return this;
-    }
-
-    public Builder maxModelLen(int tokens) {
-      if (tokens < 2) {
-        throw new IllegalArgumentException("maxModelLen must be at least 2: " + tokens);
-      }
-      this.maxModelLen = tokens;
-      return this;
-    }
-
-    public Builder gpuMemoryUtilization(double fraction) {
-      if (!(fraction > 0 && fraction <= 1)) {
-        throw new IllegalArgumentException("gpuMemoryUtilization must be in (0, 1]: " + fraction);
-      }
-      this.gpuMemoryUtilization = fraction;
-      return this;
-    }
-
-    /** Automatic prefix caching. Default on, as in vLLM V1. */
-    public Builder enablePrefixCaching(boolean enable) {
-      this.enablePrefixCaching = enable;
-      return this;
-    }
-
-    /** Seed of the engine's block hashes. Engines with different seeds hash the same tokens differently. */
-    public Builder hashSeed(long seed) {
-      this.hashSeed = seed;
-      return this;
-    }
-
-    /** The clock's initial value. Default 0; a real-time driver passes {@link System#nanoTime()}. */
-    public Builder startNanos(long nanos) {
-      this.startNanos = nanos;
-      return this;
-    }
-
-    /** Receives each step's KV events (on the driving thread, at the step's end). Default: none. */
-    public Builder kvEventListener(Consumer<EngineStepEvents> listener) {
-      this.kvEventListener = Objects.requireNonNull(listener, "listener");
-      return this;
-    }
-
-    /** Receives a {@link StepRecord} as each step is scheduled; for tests and tracing. Default: none. */
-    public Builder stepObserver(Consumer<StepRecord> observer) {
-      this.stepObserver = Objects.requireNonNull(observer, "observer");
-      return this;
-    }
-
-    /**
-     * Builds the engine.
-     *
-     * @throws IllegalArgumentException if the model does not fit, or the settings contradict each other
-     */
-    public SimEngine build() {
-      int batched = maxNumBatchedTokens > 0 ? maxNumBatchedTokens : EngineConfig.defaultMaxNumBatchedTokens(gpu);
-      int seqs = maxNumSeqs > 0 ? maxNumSeqs : EngineConfig.defaultMaxNumSeqs(gpu);
-      int blocks = numGpuBlocks > 0 ? numGpuBlocks
-          : EngineConfig.profileNumGpuBlocks(gpu, model, tensorParallel, blockSize, gpuMemoryUtilization, batched,
-              seqs);
-      long blockBytes = (long) blockSize * model.kvBytesPerToken();
-      int stateBlocks = model.stateBytesPerSequence() == 0 ? 0
-          : (int) ((model.stateBytesPerSequence() + blockBytes - 1) / blockBytes);
-      long capacity = (long) (blocks - 1 - stateBlocks) * blockSize;
-      if (capacity < blockSize) {
-        throw new IllegalArgumentException("the KV cache (" + blocks + " blocks) cannot hold one sequence");
-      }
-      int len = maxModelLen > 0 ? maxModelLen : (int) Math.min(model.maxModelLen(), capacity);
-      if (len > capacity) {
-        throw new IllegalArgumentException("max_model_len " + len + " exceeds the KV cache's " + capacity
-            + " tokens; lower maxModelLen");
-      }
-      EngineConfig config = new EngineConfig(gpu, model, tensorParallel,
-          servedModelName != null ? servedModelName : model.name(), blockSize, blocks, batched, seqs, len,
-          gpuMemoryUtilization, enablePrefixCaching, stateBlocks, hashSeed);
-      return new SimEngine(this, config);
-    }
   }
 }

@@ -3,7 +3,7 @@ package dev.kinference.sim.engine;
 import java.util.Map;
 
 /**
- * What one engine step did, for tests and tracing (see {@link SimEngine.Builder#stepObserver}).
+ * What one engine step did, for tests and tracing (see {@link SimEngineBuilder#stepObserver}).
  *
  * @param startNanos when the step was scheduled
  * @param endNanos when its forward pass ended

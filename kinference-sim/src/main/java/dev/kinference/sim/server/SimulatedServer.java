@@ -9,6 +9,7 @@ import dev.kinference.sim.engine.EngineConfig;
 import dev.kinference.sim.engine.EngineMetrics;
 import dev.kinference.sim.engine.EngineStepEvents;
 import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.engine.SimEngineBuilder;
 import dev.kinference.sim.engine.SimRequest;
 import java.net.URI;
 import java.util.ArrayList;
@@ -81,7 +82,7 @@ public final class SimulatedServer implements AutoCloseable {
   private final int dataParallelRank;
   private final boolean promptTokensDetails;
   private final int kvEventBufferSteps;
-  private final Consumer<SimEngine.Builder> engineSettings;
+  private final Consumer<SimEngineBuilder> engineSettings;
   private final int requestedMaxModelLen;
   private final @Nullable Long hashSeed;
   private final int instantBlockSize = 16;
@@ -177,7 +178,7 @@ public final class SimulatedServer implements AutoCloseable {
       }
     }
     if (!instantResponse) {
-      SimEngine.Builder eb = SimEngine.builder()
+      SimEngineBuilder eb = SimEngine.builder()
           .servedModelName(modelName)
           // a vLLM process hashes blocks with a random seed unless PYTHONHASHSEED is set
           .hashSeed(hashSeed != null ? hashSeed : ThreadLocalRandom.current().nextLong());
@@ -585,7 +586,7 @@ public final class SimulatedServer implements AutoCloseable {
     private int dataParallelRank;
     private boolean promptTokensDetails = true;
     private int kvEventBufferSteps = 10_000;
-    private Consumer<SimEngine.Builder> engineSettings = b -> {};
+    private Consumer<SimEngineBuilder> engineSettings = b -> {};
     private @Nullable Long hashSeed;
     private int port;
 
@@ -730,10 +731,10 @@ public final class SimulatedServer implements AutoCloseable {
 
     /**
      * Configures the engine model: GPU, model, tensor parallelism, block size, budgets (see
-     * {@link SimEngine.Builder}). The server sets the served model name, the block-hash seed, {@code max_model_len}
-     * (if set here) and the KV-event listener itself. Default: {@link SimEngine.Builder}'s defaults.
+     * {@link SimEngineBuilder}). The server sets the served model name, the block-hash seed, {@code max_model_len}
+     * (if set here) and the KV-event listener itself. Default: {@link SimEngineBuilder}'s defaults.
      */
-    public Builder engine(Consumer<SimEngine.Builder> settings) {
+    public Builder engine(Consumer<SimEngineBuilder> settings) {
       this.engineSettings = Objects.requireNonNull(settings, "settings");
       return this;
     }

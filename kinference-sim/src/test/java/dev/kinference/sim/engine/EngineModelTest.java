@@ -19,7 +19,7 @@ class EngineModelTest {
   private final List<EngineStepEvents> batches = new ArrayList<>();
   private final Map<String, RequestOutcome> outcomes = new HashMap<>();
 
-  private SimEngine.Builder small(int blocks) {
+  private SimEngineBuilder small(int blocks) {
     return SimEngine.builder().gpu(GpuSpec.H100).model(ModelSpec.QWEN3_8B).numGpuBlocks(blocks)
         .maxNumBatchedTokens(256).maxNumSeqs(8).stepObserver(steps::add).kvEventListener(batches::add);
   }

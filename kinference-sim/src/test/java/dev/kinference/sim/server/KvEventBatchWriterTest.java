@@ -27,6 +27,29 @@ class KvEventEncoderTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void offloadEventsAreWrittenWithMediumCpuAsTheOffloadingConnectorsSelfDescribingEvents() {
+    List<KvEvent> events = List.of(
+        new KvEvent.BlockStored(new long[] {CAPTURED_HASH}, 7L, CAPTURED_TOKENS, 16, null, KvEvent.Medium.CPU, null),
+        new KvEvent.BlockRemoved(new long[] {CAPTURED_HASH}, KvEvent.Medium.CPU));
+    for (KvEventFormat format : KvEventFormat.values()) {
+      List<Object> batch = (List<Object>) Msgpack.decode(
+          new KvEventBatchWriter(format, 0, Map.of()).encodeBatch(CAPTURED_TS, events));
+      List<Object> decoded = (List<Object>) batch.get(1);
+      if (format == KvEventFormat.MAP) {
+        Map<Object, Object> stored = (Map<Object, Object>) decoded.get(0);
+        assertThat(stored).containsEntry("medium", "CPU").containsEntry("parent_block_hash", 7L)
+            .containsEntry("block_size", 16L);
+        assertThat((List<Object>) stored.get("token_ids")).hasSize(16);
+        assertThat((Map<Object, Object>) decoded.get(1)).containsEntry("medium", "CPU");
+      } else {
+        assertThat(((List<Object>) decoded.get(0)).get(6)).isEqualTo("CPU");
+        assertThat(((List<Object>) decoded.get(1)).get(2)).isEqualTo("CPU");
+      }
+    }
+  }
+
+  @Test
   void mapFormStartsWithTheBytesVllm026Sends() {
     byte[] payload = new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of()).encodeBatch(CAPTURED_TS, capturedEvents());
     String hex = HexFormat.of().formatHex(payload);

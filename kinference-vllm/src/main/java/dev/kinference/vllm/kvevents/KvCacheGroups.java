@@ -2,11 +2,15 @@ package dev.kinference.vllm.kvevents;
 
 import dev.kinference.cache.CacheIndex;
 import dev.kinference.cache.KvEvent;
+import dev.kinference.cache.OffloadedPrefixes;
+import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.prompt.BlockKeys;
 import dev.kinference.prompt.PrefixKeys;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One endpoint's KV-cache groups and tiers, as its events describe them: which group's events feed the cache index,
@@ -27,7 +31,8 @@ import java.util.List;
  *   <li>A group whose block size differs from the indexed group's is tracked but cannot be compared block for
  *       block: it does not limit hits (vLLM's fine-grained Mamba alignment is not modelled).</li>
  *   <li>Blocks of another tier ({@code medium} {@code CPU}, from vLLM's offloading connector) are never indexed as
- *       GPU hits: they are counted apart ({@link #otherTierBlocks}), since the core index has one tier.</li>
+ *       GPU hits: they are counted apart ({@link #otherTierBlocks}) and kept under router keys in an
+ *       {@link OffloadedPrefixes} ({@link #offloaded}), which routing credits at its reload cost.</li>
  * </ul>
  *
  * <p>Thread-safety: the subscriber's thread applies events; lookups call {@link #limit} from any thread. Each call
@@ -52,10 +57,22 @@ final class KvCacheGroups {
   private boolean indexedIsFullAttention;
   private final List<Group> others = new ArrayList<>(2);
   private final LongCounts otherTier = new LongCounts(16);
+  private final OffloadedPrefixes offloaded;
+  private LongFunction<@Nullable Long> gpuKeyOf = hash -> null;
   private long undescribedEvents;
 
   KvCacheGroups(String model) {
+    this(model, OffloadedPrefixes.DEFAULT_RELOAD_TOKENS_PER_SECOND);
+  }
+
+  KvCacheGroups(String model, double reloadTokensPerSecond) {
     this.model = model;
+    this.offloaded = new OffloadedPrefixes(model, reloadTokensPerSecond);
+  }
+
+  /** The endpoint's offload tier, under router keys. */
+  OffloadedPrefixes offloaded() {
+    return offloaded;
   }
 
   /** One tracked group that is not indexed. */
@@ -128,6 +145,7 @@ final class KvCacheGroups {
    * of events kept apart.
    */
   int apply(KvEventBatch batch, CacheIndex index, EndpointState endpoint, Runnable clearIndex) {
+    useGpuKeysOf(index, endpoint);
     List<KvEvent> events = batch.events();
     int keptApart = 0;
     for (int i = 0; i < events.size(); i++) {
@@ -142,6 +160,17 @@ final class KvCacheGroups {
       }
     }
     return keptApart;
+  }
+
+  /**
+   * Offload events without tokens are keyed through the endpoint's GPU blocks of the same hash, when {@code index}
+   * (or the index a {@link HybridCacheIndex} wraps) is a {@link PreciseCacheIndex}.
+   */
+  synchronized void useGpuKeysOf(CacheIndex index, EndpointState endpoint) {
+    CacheIndex base = index instanceof HybridCacheIndex h ? h.delegate() : index;
+    if (base instanceof PreciseCacheIndex precise) {
+      gpuKeyOf = hash -> precise.routerKey(endpoint, hash);
+    }
   }
 
   /** Decides what to do with {@code event} of {@code group}, and tracks it when it is kept apart. */
@@ -226,6 +255,7 @@ final class KvCacheGroups {
       g.clear();
     }
     otherTier.clear();
+    offloaded.clear();
   }
 
   private void track(KvEvent event, KvCacheGroup group, KvCacheGroup.Role role, boolean indexedToo) {
@@ -292,6 +322,7 @@ final class KvCacheGroups {
   }
 
   private void trackOtherTier(KvEvent event) {
+    offloaded.onEvent(event, gpuKeyOf);
     switch (event) {
       case KvEvent.BlockStored s -> {
         for (long hash : s.blockHashes()) {

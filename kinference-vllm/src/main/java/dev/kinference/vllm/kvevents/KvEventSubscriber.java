@@ -2,6 +2,7 @@ package dev.kinference.vllm.kvevents;
 
 import dev.kinference.cache.CacheIndex;
 import dev.kinference.cache.KvEvent;
+import dev.kinference.cache.OffloadedPrefixes;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.vllm.VllmLabels;
 import java.nio.charset.StandardCharsets;
@@ -117,6 +118,7 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   private final KvEventDecoder decoder = new KvEventDecoder();
   private final KvCacheGroups groups;
+  private final boolean creditOffloadTier;
   // Driven by the subscriber thread only.
   private final KvEventSequencer sequencer;
   private volatile boolean running;
@@ -149,7 +151,8 @@ public final class KvEventSubscriber implements AutoCloseable {
     this.reconnectMin = b.reconnectMin;
     this.reconnectMax = b.reconnectMax;
     this.listener = b.listener;
-    this.groups = new KvCacheGroups(endpoint.endpoint().model());
+    this.groups = new KvCacheGroups(endpoint.endpoint().model(), b.reloadTokensPerSecond);
+    this.creditOffloadTier = b.creditOffloadTier;
     this.sockets = new KvEventSockets(endpoint.id(), address, replayAddress, topic, receiveTimeout, replayTimeout,
         reconnectMin, reconnectMax, () -> running, b.context);
     this.sequencer = new KvEventSequencer(topic, replayAddress == null ? null : sockets::fetchReplay,
@@ -184,6 +187,9 @@ public final class KvEventSubscriber implements AutoCloseable {
     running = true;
     if (index instanceof HybridCacheIndex hybrid) {
       hybrid.register(endpoint, groups);
+    }
+    if (creditOffloadTier) {
+      endpoint.attachOffloadTier(groups.offloaded());
     }
     Thread t = new Thread(this::run, "kv-events-" + endpoint.id());
     t.setDaemon(true);
@@ -239,6 +245,11 @@ public final class KvEventSubscriber implements AutoCloseable {
     return groups.otherTierBlocks();
   }
 
+  /** The endpoint's offload tier under router keys, as its {@code medium: "CPU"} events describe it. */
+  public OffloadedPrefixes offloadTier() {
+    return groups.offloaded();
+  }
+
   /** The KV-cache group whose events feed the index (the first full-attention group), or -1 before any event. */
   public int indexedGroup() {
     return groups.indexedGroup();
@@ -272,6 +283,9 @@ public final class KvEventSubscriber implements AutoCloseable {
     } finally {
       if (index instanceof HybridCacheIndex hybrid) {
         hybrid.unregister(endpoint, groups);
+      }
+      if (endpoint.offloadTier() == groups.offloaded()) {
+        endpoint.attachOffloadTier(null);
       }
       sockets.close();
     }
@@ -437,6 +451,8 @@ public final class KvEventSubscriber implements AutoCloseable {
     private Duration reconnectMax = Duration.ofSeconds(5);
     private Listener listener = new Listener() {};
     private @Nullable ZContext context;
+    private boolean creditOffloadTier = true;
+    private double reloadTokensPerSecond = OffloadedPrefixes.DEFAULT_RELOAD_TOKENS_PER_SECOND;
 
     private Builder(EndpointState endpoint, CacheIndex index) {
       this.endpoint = Objects.requireNonNull(endpoint, "endpoint");
@@ -500,6 +516,28 @@ public final class KvEventSubscriber implements AutoCloseable {
 
     public Builder listener(Listener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Whether routing credits the server's offload tier (blocks its events place in CPU memory) at their reload
+     * cost; default true. The subscriber attaches the tier to the endpoint ({@link EndpointState#offloadTier}).
+     */
+    public Builder creditOffloadTier(boolean credit) {
+      this.creditOffloadTier = credit;
+      return this;
+    }
+
+    /**
+     * How fast the server loads offloaded KV back to the GPU, in prompt tokens a second; default
+     * {@link OffloadedPrefixes#DEFAULT_RELOAD_TOKENS_PER_SECOND}. About the host link's bytes a second over the KV
+     * bytes a token per GPU.
+     */
+    public Builder offloadReloadTokensPerSecond(double tokensPerSecond) {
+      if (!(tokensPerSecond > 0) || Double.isInfinite(tokensPerSecond)) {
+        throw new IllegalArgumentException("offloadReloadTokensPerSecond must be positive: " + tokensPerSecond);
+      }
+      this.reloadTokensPerSecond = tokensPerSecond;
       return this;
     }
 

@@ -1,0 +1,224 @@
+package dev.kinference.sim.engine;
+
+import dev.kinference.cache.KvEvent;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The engine's KV-cache bookkeeping, vLLM's {@code kv_cache_manager.py}: the GPU {@link BlockPool} and its prefix
+ * cache (lookups, {@code allocate_slots}, {@code cache_full_blocks}, freeing), and the optional
+ * {@link CpuOffloadTier}. The scheduler ({@link SimEngine}) decides what runs; this class decides which blocks it
+ * takes and records the KV events that follow, in order, until {@link #drainEvents}.
+ *
+ * <p>Not thread-safe; owned by one engine.
+ */
+final class KvCacheManager {
+
+  private final EngineConfig config;
+  private final EngineHasher hasher;
+  private final int blockSize;
+  private final List<KvEvent> events = new ArrayList<>();
+  private BlockPool pool;
+  private final @Nullable CpuOffloadTier offload;
+
+  KvCacheManager(EngineConfig config) {
+    this.config = config;
+    this.hasher = new EngineHasher(config.hashSeed());
+    this.blockSize = config.blockSize();
+    this.pool = new BlockPool(config.numGpuBlocks(), events);
+    this.offload = config.cpuOffloadBytes() > 0 ? new CpuOffloadTier(config.cpuOffloadBytes(), config) : null;
+  }
+
+  BlockPool pool() {
+    return pool;
+  }
+
+  @Nullable CpuOffloadTier offload() {
+    return offload;
+  }
+
+  EngineHasher hasher() {
+    return hasher;
+  }
+
+  /** Whether events are waiting for {@link #drainEvents}. */
+  boolean hasEvents() {
+    return !events.isEmpty();
+  }
+
+  /** The events recorded since the last call, in order; the list is reused afterwards, so copy it. */
+  List<KvEvent> drainEvents() {
+    List<KvEvent> out = List.copyOf(events);
+    events.clear();
+    return out;
+  }
+
+  /** A restarted server: an empty pool and tier, no events. */
+  void restart() {
+    events.clear();
+    pool = new BlockPool(config.numGpuBlocks(), events);
+    if (offload != null) {
+      offload.clear();
+    }
+  }
+
+  /** vLLM's {@code reset_prefix_cache} on the GPU pool; false while blocks are in use. */
+  boolean resetPrefixCache() {
+    return pool.resetPrefixCache();
+  }
+
+  /**
+   * The leading blocks of {@code s} the GPU prefix cache holds (at most {@code (numTokens - 1) / blockSize}),
+   * written to {@code hits} (grown if needed; the array is returned).
+   */
+  int[] lookup(Sequence s, int[] hits, int[] count) {
+    int hitBlocks = 0;
+    if (config.enablePrefixCaching()) {
+      int maxBlocks = (s.numTokens - 1) / blockSize;
+      if (hits.length < maxBlocks) {
+        hits = new int[Math.max(maxBlocks, hits.length * 2)];
+      }
+      while (hitBlocks < maxBlocks) {
+        int block = pool.lookup(s.blockHash(hitBlocks, hasher, blockSize));
+        if (block < 0) {
+          break;
+        }
+        hits[hitBlocks++] = block;
+      }
+    }
+    count[0] = hitBlocks;
+    return hits;
+  }
+
+  /** The blocks after a GPU hit of {@code gpuHit} blocks that the offload tier holds in a row (0 without one). */
+  int offloadedAfter(Sequence s, int gpuHit) {
+    if (offload == null || !config.enablePrefixCaching()) {
+      return 0;
+    }
+    return offload.lookup(s, hasher, gpuHit, (s.numTokens - 1) / blockSize);
+  }
+
+  /** Nanoseconds to load {@code tokens} tokens from the offload tier. */
+  long loadNanos(int tokens) {
+    return Objects.requireNonNull(offload).loadNanos(tokens);
+  }
+
+  /**
+   * vLLM's {@code allocate_slots}: room for {@code newTokens} more tokens after the hit blocks, or false (nothing
+   * changes) if the free queue cannot supply the blocks, counting hit blocks that must leave the free queue. With
+   * {@code cache} false the new full blocks are not cached yet (their KV is still loading).
+   */
+  boolean allocateSlots(Sequence s, int newTokens, int @Nullable [] hits, int hitCount, boolean cache) {
+    int computedAfterHits = s.numComputed + hitCount * blockSize;
+    int needed = ceilDiv(computedAfterHits + newTokens, blockSize);
+    int toAllocate = Math.max(0, needed - s.numBlocks - hitCount);
+    int hitsFromFreeQueue = 0;
+    for (int i = 0; i < hitCount; i++) {
+      if (pool.refCount(Objects.requireNonNull(hits)[i]) == 0) {
+        hitsFromFreeQueue++;
+      }
+    }
+    int stateNeeded = s.stateBlocks.length == 0 ? config.stateBlocksPerSequence() : 0;
+    if (toAllocate + hitsFromFreeQueue + stateNeeded > pool.freeCount()) {
+      return false;
+    }
+    for (int i = 0; i < hitCount; i++) {
+      int block = Objects.requireNonNull(hits)[i];
+      pool.touch(block);
+      s.addBlock(block);
+    }
+    if (hitCount > 0) {
+      s.numCachedBlocks = hitCount;
+    }
+    if (stateNeeded > 0) {
+      s.stateBlocks = new int[stateNeeded];
+      for (int i = 0; i < stateNeeded; i++) {
+        s.stateBlocks[i] = pool.allocate();
+      }
+    }
+    for (int i = 0; i < toAllocate; i++) {
+      s.addBlock(pool.allocate());
+    }
+    if (cache) {
+      cacheFullBlocks(s, Math.min(computedAfterHits + newTokens, s.numTokens));
+    }
+    return true;
+  }
+
+  /**
+   * vLLM's {@code cache_full_blocks}: hashes the newly full blocks and records one {@code BlockStored}; the offload
+   * tier stores them too.
+   */
+  void cacheFullBlocks(Sequence s, int tokensToCache) {
+    if (!config.enablePrefixCaching()) {
+      return;
+    }
+    int full = tokensToCache / blockSize;
+    int first = s.numCachedBlocks;
+    if (full <= first) {
+      return;
+    }
+    long[] hashes = new long[full - first];
+    for (int b = first; b < full; b++) {
+      long h = s.blockHash(b, hasher, blockSize);
+      pool.cache(s.blocks[b], h);
+      hashes[b - first] = h;
+    }
+    Long parent = first == 0 ? null : s.blockHash(first - 1, hasher, blockSize);
+    int[] tokens = Arrays.copyOfRange(s.tokens, first * blockSize, full * blockSize);
+    events.add(new KvEvent.BlockStored(hashes, parent, tokens, blockSize, s.request.lora(),
+        KvEvent.Medium.GPU, first == 0 ? s.request.cacheSalt() : null));
+    s.numCachedBlocks = full;
+    if (offload != null) {
+      offload.store(s, hasher, first, hashes, events);
+    }
+  }
+
+  /** Frees the request's state blocks, then its KV blocks tail first (so the tail is evicted first). */
+  void freeBlocks(Sequence s) {
+    for (int b : s.stateBlocks) {
+      pool.free(b);
+    }
+    s.stateBlocks = new int[0];
+    for (int i = s.numBlocks - 1; i >= 0; i--) {
+      pool.free(s.blocks[i]);
+    }
+    s.numBlocks = 0;
+    s.numCachedBlocks = 0;
+  }
+
+  /** Prompt tokens a request with these tokens would find in the GPU prefix cache now; changes nothing. */
+  int cachedPrefixTokens(int[] tokens, @Nullable String lora, @Nullable String cacheSalt) {
+    if (!config.enablePrefixCaching() || tokens.length < 2) {
+      return 0;
+    }
+    int maxBlocks = (tokens.length - 1) / blockSize;
+    long parent = 0;
+    int b = 0;
+    for (; b < maxBlocks; b++) {
+      parent = hasher.hash(parent, tokens, b * blockSize, blockSize, lora, cacheSalt);
+      if (pool.lookup(parent) < 0) {
+        break;
+      }
+    }
+    return b * blockSize;
+  }
+
+  /** The engine's hash of a token sequence's full blocks. */
+  long[] engineHashes(int[] tokens, @Nullable String lora, @Nullable String cacheSalt) {
+    long[] out = new long[tokens.length / blockSize];
+    long parent = 0;
+    for (int b = 0; b < out.length; b++) {
+      parent = hasher.hash(parent, tokens, b * blockSize, blockSize, lora, cacheSalt);
+      out[b] = parent;
+    }
+    return out;
+  }
+
+  static int ceilDiv(int a, int b) {
+    return (a + b - 1) / b;
+  }
+}
