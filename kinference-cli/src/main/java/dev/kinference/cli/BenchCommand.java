@@ -43,12 +43,15 @@ public final class BenchCommand implements Callable<Integer> {
   String scenario = "kinference-paper";
 
   @Option(names = "--trace", paramLabel = "FILE",
-      description = "Replay a Mooncake-format JSONL trace (timestamp ms, input_length, output_length, hash_ids) "
-          + "instead of a scenario.")
+      description = "Replay a Mooncake-format JSONL trace (timestamp ms, input_length, output_length, hash_ids of "
+          + "512-token blocks) instead of a scenario: Mooncake's FAST'25 conversation_trace.jsonl or "
+          + "toolagent_trace.jsonl, or one written by dev.kinference.sim.workload.ToolAgentTrace (the toolagent "
+          + "shape) or LongConversationTrace. --speedup sets its speed.")
   @Nullable Path trace;
 
   @Option(names = "--speedup", defaultValue = "1", paramLabel = "X",
-      description = "Trace replay speed (default: ${DEFAULT-VALUE}).")
+      description = "Trace replay speed: 2 sends the trace's requests at twice their rate (default: "
+          + "${DEFAULT-VALUE}).")
   double speedup = 1;
 
   @Option(names = "--servers", paramLabel = "N",

@@ -59,7 +59,12 @@ public record FleetSizing(double prefillSecondsPerSecond, double decodeSecondsPe
     return String.format(Locale.ROOT, "agentic: a session holds about %,.0f tokens (contexts cut at max_model_len "
         + "%,d); %d servers of %,d KV tokens each hold about %.0f sessions at once. Concurrency above that recomputes "
         + "contexts under every router: to serve more, add servers (--servers) or larger GPUs (--gpu H100 or H200).",
-        session, config.maxModelLen(), fleet.servers(), capacity, held);
+        session, config.maxModelLen(), fleet.servers(), capacity, held)
+        + (config.maxModelLen() < 2 * (shape.systemPromptTokens() + shape.meanContextTokens())
+            ? String.format(Locale.ROOT, "%nwarning: max_model_len %,d is below twice the mean context: contexts are "
+                + "cut to half of it and sessions end early. Use a model with a longer context (--model "
+                + "Qwen3.5-27B-FP8, Llama-3.1-8B or Llama-3.1-70B).", config.maxModelLen())
+            : "");
   }
 
   /** Estimates the load of {@code trace} on servers configured as {@code engine}. */

@@ -39,6 +39,10 @@ class AgenticBenchmarkTest {
     }
     assertThat(result.pooledHitRate("agentic", Routers.OURS))
         .isGreaterThan(result.pooledHitRate("agentic", Routers.RANDOM));
+    assertThat(Targets.evaluate(result)).singleElement().satisfies(check -> {
+      assertThat(check.name()).isEqualTo("agentic: peak goodput vs random");
+      assertThat(check.target()).as("the issue's agentic target").isEqualTo("at least 1.20x");
+    });
   }
 
   @Test
