@@ -92,7 +92,7 @@ public final class BenchCommand implements Callable<Integer> {
           + "reasoning adds short prompts with 8,000-token answers on average (lognormal); agentic adds coding-agent "
           + "sessions (a shared 3,000-token system prompt, lognormal contexts of 55,000 tokens on average, 2-20 "
           + "turns each appending the answer and a tool's output after 2 s of tool latency, subagents forking their "
-          + "parent's context on 10% of turns; see --agentic). Size the fleet for agentic sessions: each holds its "
+          + "parent's context on 10%% of turns; see --agentic). Size the fleet for agentic sessions: each holds its "
           + "~60K-token context in KV memory between turns, and one L40S server holds about two of them (an H100 "
           + "about ten with the default model); the bench prints how many the fleet holds. Contexts end at the "
           + "servers' max_model_len (Qwen3-8B/32B: 40,960, so use Qwen3.5-27B-FP8 or Llama-3.1).")
