@@ -43,12 +43,15 @@ public final class BenchCommand implements Callable<Integer> {
   String scenario = "kinference-paper";
 
   @Option(names = "--trace", paramLabel = "FILE",
-      description = "Replay a Mooncake-format JSONL trace (timestamp ms, input_length, output_length, hash_ids) "
-          + "instead of a scenario.")
+      description = "Replay a Mooncake-format JSONL trace (timestamp ms, input_length, output_length, hash_ids of "
+          + "512-token blocks) instead of a scenario: Mooncake's FAST'25 conversation_trace.jsonl or "
+          + "toolagent_trace.jsonl, or one written by dev.kinference.sim.workload.ToolAgentTrace (the toolagent "
+          + "shape) or LongConversationTrace. --speedup sets its speed.")
   @Nullable Path trace;
 
   @Option(names = "--speedup", defaultValue = "1", paramLabel = "X",
-      description = "Trace replay speed (default: ${DEFAULT-VALUE}).")
+      description = "Trace replay speed: 2 sends the trace's requests at twice their rate (default: "
+          + "${DEFAULT-VALUE}).")
   double speedup = 1;
 
   @Option(names = "--servers", paramLabel = "N",
@@ -92,7 +95,13 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--workloads", split = ",", paramLabel = "NAME",
       description = "Only these workloads of the scenario (shared-prefix, multi-turn, unique, tenant-mix); "
-          + "reasoning adds short prompts with 8,000-token answers on average (lognormal).")
+          + "reasoning adds short prompts with 8,000-token answers on average (lognormal); agentic adds coding-agent "
+          + "sessions (a shared 3,000-token system prompt, lognormal contexts of 55,000 tokens on average, 2-20 "
+          + "turns each appending the answer and a tool's output after 2 s of tool latency, subagents forking their "
+          + "parent's context on 10%% of turns; see --agentic). Size the fleet for agentic sessions: each holds its "
+          + "~60K-token context in KV memory between turns, and one L40S server holds about two of them (an H100 "
+          + "about ten with the default model); the bench prints how many the fleet holds. Contexts end at the "
+          + "servers' max_model_len (Qwen3-8B/32B: 40,960, so use Qwen3.5-27B-FP8 or Llama-3.1).")
   List<String> workloads = new ArrayList<>();
 
   @Option(names = "--tenant-mix", description = "Add the tenant-mix workload (three tenants at once).")
@@ -137,6 +146,12 @@ public final class BenchCommand implements Callable<Integer> {
           + "in ms, e.g. 4,2000,4,12,2000,500,5000 (default: the scenario's).")
   List<Integer> multiTurn = new ArrayList<>();
 
+  @Option(names = "--agentic", split = ",", paramLabel = "S,C,MIN,MAX,TOOL,ANS,MS,FORK",
+      description = "The agentic workload's shape: system prompt tokens, mean session context tokens (lognormal), "
+          + "fewest and most turns, mean tool output and answer tokens, mean tool latency in ms, percent of turns "
+          + "that fork a subagent (default: 3000,55000,2,20,1000,300,2000,10). Seeded by --seed.")
+  List<Integer> agentic = new ArrayList<>();
+
   @Option(names = "--scrape-interval", paramLabel = "MS",
       description = "How often the routers' metrics are scraped (default: the scenario's, 50 ms).")
   @Nullable Long scrapeIntervalMs;
@@ -177,7 +192,7 @@ public final class BenchCommand implements Callable<Integer> {
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
               millisOrNull(kvEventDelayMs)),
           sharedPrefix.isEmpty() ? null : SharedPrefixShape.of(sharedPrefix),
-          multiTurn.isEmpty() ? null : MultiTurnShape.of(multiTurn), out);
+          multiTurn.isEmpty() ? null : MultiTurnShape.of(multiTurn), out, agentic);
       plan.run(stdout, !noProgress);
       return 0;
     } catch (IllegalArgumentException | java.io.UncheckedIOException e) {

@@ -15,6 +15,9 @@ class BenchCommandTest {
     assertThat(help.status()).isZero();
     assertThat(help.out()).contains("--scenario").contains("--trace").contains("kinference-paper")
         .contains("sglang-cache-aware");
+    // a bare percent sign in a description fails picocli's formatting and prints the raw text with a warning
+    assertThat(help.out()).contains("--agentic").contains("10% of turns").doesNotContain("%%")
+        .contains("toolagent_trace.jsonl");
   }
 
   @Test

@@ -5,6 +5,7 @@ import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.fleet.EngineSpec;
 import dev.kinference.sim.engine.SimEngine;
 import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.AgenticShape;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.MooncakeTrace;
 import dev.kinference.sim.workload.MultiTurnShape;
@@ -42,12 +43,24 @@ import org.jspecify.annotations.Nullable;
  * @param multiTurn the multi-turn workload's shape (the tenant mix's chat tenant's too) replacing the scenario's, or
  *     null
  * @param outputDir where reports go
+ * @param agentic the agentic workload's shape as {@link AgenticShape#of} reads it (eight numbers), or empty for
+ *     {@link AgenticShape#codingAgent}; sessions are cut at the fleet's max_model_len either way
  */
 public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, FleetOverride fleet,
     List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates, long warmupSeconds,
     long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats,
     RouterViewOverride routerView, @Nullable SharedPrefixShape sharedPrefix, @Nullable MultiTurnShape multiTurn,
-    Path outputDir) {
+    Path outputDir, List<Integer> agentic) {
+
+  /** A plan with the default agentic shape. */
+  public BenchmarkPlan(String scenario, @Nullable Path trace, double traceSpeedup, FleetOverride fleet,
+      List<String> routers, List<String> workloads, List<Integer> concurrency, List<Double> rates,
+      long warmupSeconds, long measureSeconds, @Nullable Long seed, int threads, boolean withTenantMix, int repeats,
+      RouterViewOverride routerView, @Nullable SharedPrefixShape sharedPrefix, @Nullable MultiTurnShape multiTurn,
+      Path outputDir) {
+    this(scenario, trace, traceSpeedup, fleet, routers, workloads, concurrency, rates, warmupSeconds, measureSeconds,
+        seed, threads, withTenantMix, repeats, routerView, sharedPrefix, multiTurn, outputDir, List.of());
+  }
 
   /**
    * What the routers see of the servers, where it differs from the scenario's {@link VirtualFleet.Settings}: how
@@ -151,6 +164,8 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
   }
   /** The reasoning workload's name, which {@code workloads} may name to add it to any scenario. */
   public static final String REASONING = "reasoning";
+  /** The agentic workload's name, which {@code workloads} may name to add it to any scenario. */
+  public static final String AGENTIC = "agentic";
 
   private static final int REASONING_PROMPT = 200;
   private static final int REASONING_MEAN_OUTPUT = 8_000;
@@ -164,6 +179,14 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     workloads = List.copyOf(workloads);
     concurrency = List.copyOf(concurrency);
     rates = List.copyOf(rates);
+    agentic = List.copyOf(agentic);
+    if (!agentic.isEmpty()) {
+      AgenticShape.of(agentic, Integer.MAX_VALUE); // refuse a bad shape before anything runs
+    }
+    if (trace != null && workloads.contains(AGENTIC)) {
+      throw new IllegalArgumentException("a trace replay runs the trace only; the agentic workload runs on a "
+          + "scenario (leave out --trace)");
+    }
     if (threads < 1) {
       throw new IllegalArgumentException("threads must be positive: " + threads);
     }
@@ -205,6 +228,13 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
       s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
           s.repeats());
     }
+    if (workloads.contains(AGENTIC) && s.workloads().stream().noneMatch(w -> w.name().equals(AGENTIC))) {
+      // like reasoning: run when asked for by name, at the scenario's first sweep, cut at the servers' context
+      List<Benchmark.WorkloadSpec> more = new ArrayList<>(s.workloads());
+      more.add(Scenarios.agentic(model, agenticShape(s), s.workloads().get(0).loads()));
+      s = new Benchmark.Scenario(s.name(), s.description(), s.fleet(), more, s.window(), s.slo(), s.routers(),
+          s.repeats());
+    }
     if (!workloads.isEmpty()) {
       s = s.withWorkloads(workloads);
     }
@@ -229,6 +259,12 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     return s.withRepeats(repeats);
   }
 
+  /** The agentic shape for the scenario's fleet: sessions end before the servers' max_model_len. */
+  AgenticShape agenticShape(Benchmark.Scenario s) {
+    int longest = s.fleet().engine().toBuilder().build().config().maxModelLen();
+    return agentic.isEmpty() ? AgenticShape.codingAgent(longest) : AgenticShape.of(agentic, longest);
+  }
+
   /** For a trace replay, the warning of {@link FleetSizing} for the scenario's fleet; empty otherwise. */
   String traceSizingWarning(Benchmark.Scenario s) {
     if (trace == null) {
@@ -250,6 +286,9 @@ public record BenchmarkPlan(String scenario, @Nullable Path trace, double traceS
     String sizing = traceSizingWarning(s);
     if (!sizing.isEmpty()) {
       out.println(sizing);
+    }
+    if (s.workloads().stream().anyMatch(w -> w.name().equals(AGENTIC))) {
+      out.println(FleetSizing.agenticNote(agenticShape(s), s.fleet()));
     }
     BenchmarkResult result = Benchmark.run(s, progress ? new ConsoleProgress(out) : Benchmark.Progress.NONE,
         threads);

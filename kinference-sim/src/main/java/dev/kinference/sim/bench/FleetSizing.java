@@ -2,6 +2,8 @@ package dev.kinference.sim.bench;
 
 import dev.kinference.sim.engine.EngineConfig;
 import dev.kinference.sim.engine.SimEngine;
+import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.AgenticShape;
 import dev.kinference.sim.workload.MooncakeTrace;
 import java.util.HashSet;
 import java.util.List;
@@ -40,6 +42,29 @@ public record FleetSizing(double prefillSecondsPerSecond, double decodeSecondsPe
         + "perfect cache reuse, %.1f decoding) and %d are simulated: every router will saturate and the comparison "
         + "shows only how they fail. Replay it on --servers %d or more, or slow it down with --speedup.",
         busyServers(), prefillSecondsPerSecond, decodeSecondsPerSecond, servers, recommendedServers());
+  }
+
+  /**
+   * How many agentic sessions a fleet holds in KV memory at once, for the bench to print before an agentic run: a
+   * session keeps its whole context cached between turns (the tool runs meanwhile), so a concurrency above this
+   * recomputes contexts of 50K tokens and more whichever router is used.
+   */
+  public static String agenticNote(AgenticShape shape, VirtualFleet.Settings fleet) {
+    EngineConfig config = fleet.engine().toBuilder().build().config();
+    double meanTurns = (shape.minTurns() + shape.maxTurns()) / 2.0;
+    double session = Math.min(config.maxModelLen(), shape.systemPromptTokens() + shape.meanContextTokens()
+        + meanTurns / 2 * (shape.answerTokens() + shape.toolOutputTokens()));
+    long capacity = config.kvCapacityTokens();
+    double held = fleet.servers() * capacity / session;
+    return String.format(Locale.ROOT, "agentic: a session holds about %,.0f tokens (contexts cut at max_model_len "
+        + "%,d); %d servers of %,d KV tokens each hold about %.0f sessions at once. Concurrency above that recomputes "
+        + "contexts under every router: to serve more, add servers (--servers) or larger GPUs (--gpu H100 or H200).",
+        session, config.maxModelLen(), fleet.servers(), capacity, held)
+        + (config.maxModelLen() < 2 * (shape.systemPromptTokens() + shape.meanContextTokens())
+            ? String.format(Locale.ROOT, "%nwarning: max_model_len %,d is below twice the mean context: contexts are "
+                + "cut to half of it and sessions end early. Use a model with a longer context (--model "
+                + "Qwen3.5-27B-FP8, Llama-3.1-8B or Llama-3.1-70B).", config.maxModelLen())
+            : "");
   }
 
   /** Estimates the load of {@code trace} on servers configured as {@code engine}. */

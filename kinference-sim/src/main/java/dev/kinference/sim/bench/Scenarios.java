@@ -4,6 +4,7 @@ import dev.kinference.sim.engine.GpuSpec;
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.fleet.EngineSpec;
 import dev.kinference.sim.fleet.VirtualFleet;
+import dev.kinference.sim.workload.AgenticShape;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.MooncakeTrace;
 import dev.kinference.sim.workload.MultiTurnShape;
@@ -134,6 +135,14 @@ public final class Scenarios {
         new TenantMixWorkload.Part("chat", 2, chat.workload(model, "chat", seed + 1)),
         new TenantMixWorkload.Part("batch", 1, unique(model, "batch", seed + 2)))),
         sweep);
+  }
+
+  /**
+   * The agentic workload ({@link dev.kinference.sim.workload.AgenticWorkload}) of {@code shape} at {@code sweep}: coding-agent sessions with
+   * 55K-token contexts that grow turn by turn, and subagents forking their parents' contexts.
+   */
+  public static Benchmark.WorkloadSpec agentic(String model, AgenticShape shape, List<LoadPattern> sweep) {
+    return new Benchmark.WorkloadSpec("agentic", seed -> shape.workload(model, seed), sweep);
   }
 
   /** Prompts of a replayed trace are cut to this many tokens (the servers' context). */

@@ -21,6 +21,9 @@ public final class Targets {
    */
   public record Check(String name, String measured, String target, boolean met) {}
 
+  /** Our goodput on the agentic workload against every comparison router's, at least. */
+  static final double AGENTIC_GOODPUT_FACTOR = 1.2;
+
   private Targets() {}
 
   /**
@@ -66,8 +69,10 @@ public final class Targets {
         }
         double g = result.peakGoodput(w, ours);
         double og = result.peakGoodput(w, other);
+        // the issue asks 1.2x the best comparison router's goodput on agentic sessions, parity elsewhere
+        double factor = w.equals(BenchmarkPlan.AGENTIC) ? AGENTIC_GOODPUT_FACTOR : 1;
         checks.add(new Check(w + ": peak goodput vs " + other, fmt(g) + " vs " + fmt(og) + " req/min",
-            "at least equal", g >= og));
+            factor == 1 ? "at least equal" : "at least " + times(factor), g >= og * factor));
       }
       // No hit rate against the oracle (until 2026-12-01 ">= 90% of the oracle's"): the oracle now weighs queues
       // against cached prefixes and gives up hits for sooner first tokens, so its hit rate bounds nothing.
