@@ -9,7 +9,7 @@ package dev.kinference.routing;
  * queued behind it too, which one request's predicted TTFT does not count, and a conversation moved off its
  * saturated server carries its re-prefill to the servers that still keep up until they are saturated as well.
  * Counted only once every candidate was saturated, an overloaded fleet with one server momentarily below the
- * thresholds sent long cached conversations there and lost 5-15% of its goodput (docs/ROUTING.md). Stateless and
+ * thresholds sent long cached conversations there and lost 2-18% of its goodput (docs/ROUTING.md). Stateless and
  * thread-safe.
  */
 public final class PrefixUnderSaturationScorer implements Scorer {

@@ -375,7 +375,7 @@ class RouterTest {
    * Regression: on eight servers at twice a long-conversation trace's rate, one server momentarily below the
    * saturation thresholds drew conversations off their saturated servers, with their whole history to prefill again
    * there, until it was saturated too; counted from the point most servers are saturated, cache hits hold the
-   * conversations and the fleet kept 5-15% more of its goodput (docs/ROUTING.md).
+   * conversations and the fleet kept 2-18% more of its goodput (docs/ROUTING.md).
    */
   @Test
   void onceMostEndpointsAreSaturatedAPromptStaysWhereItsPrefixIsCached() throws Exception {
