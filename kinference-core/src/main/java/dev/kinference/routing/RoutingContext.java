@@ -32,8 +32,8 @@ public final class RoutingContext {
   private long nowNanos;
   private RandomGenerator random;
   private Saturation saturation = Saturation.DEFAULT;
-  /** Whether every candidate is saturated: 0 until first asked for this decision's candidates, then 1 yes, 2 no. */
-  private byte everyCandidateSaturated;
+  /** The share of this decision's candidates that are saturated; negative until first asked. */
+  private double saturatedShare = -1;
 
   RoutingContext(InferenceRequest placeholderRequest, TokenizedPrompt placeholderPrompt, RandomGenerator random) {
     this.request = placeholderRequest;
@@ -65,7 +65,7 @@ public final class RoutingContext {
     this.random = rnd;
     this.saturation = newSaturation;
     this.count = 0;
-    this.everyCandidateSaturated = 0;
+    this.saturatedShare = -1;
   }
 
   void ensureCapacity(int n) {
@@ -92,7 +92,7 @@ public final class RoutingContext {
 
   void setCount(int n) {
     this.count = n;
-    this.everyCandidateSaturated = 0;
+    this.saturatedShare = -1;
   }
 
   void setBlockSize(int i, int blockSize) {
@@ -207,13 +207,23 @@ public final class RoutingContext {
    * decision, for the scorers that weigh differently once the fleet has no idle capacity left.
    */
   public boolean everyCandidateSaturated() {
-    if (everyCandidateSaturated == 0) {
-      boolean all = count > 0;
-      for (int i = 0; i < count && all; i++) {
-        all = saturation.isSaturated(candidates[i], nowNanos);
+    return saturatedShare() == 1.0;
+  }
+
+  /**
+   * The share of the candidates saturated by {@link #saturation()} now, in [0, 1] (0 without candidates): computed
+   * once per decision, for the scorers that weigh more the less idle capacity the fleet has left.
+   */
+  public double saturatedShare() {
+    if (saturatedShare < 0) {
+      int saturated = 0;
+      for (int i = 0; i < count; i++) {
+        if (saturation.isSaturated(candidates[i], nowNanos)) {
+          saturated++;
+        }
       }
-      everyCandidateSaturated = (byte) (all ? 1 : 2);
+      saturatedShare = count == 0 ? 0.0 : (double) saturated / count;
     }
-    return everyCandidateSaturated == 1;
+    return saturatedShare;
   }
 }

@@ -372,6 +372,33 @@ class RouterTest {
   }
 
   /**
+   * Regression: on eight servers at twice a long-conversation trace's rate, one server momentarily below the
+   * saturation thresholds drew conversations off their saturated servers, with their whole history to prefill again
+   * there, until it was saturated too; counted from the point most servers are saturated, cache hits hold the
+   * conversations and the fleet kept 2-18% more of its goodput (docs/ROUTING.md).
+   */
+  @Test
+  void onceMostEndpointsAreSaturatedAPromptStaysWhereItsPrefixIsCached() throws Exception {
+    Router router = builder(4).cacheIndex(new PreciseCacheIndex()).build();
+    InferenceRequest request = chat("Long conversation so far." + words(5, 2000), "next message");
+    holds(router, "e0", request);
+    state(router, "e0").onDispatched(50_000);
+    state(router, "e0").updateMetrics(EndpointMetrics.of(12, 40, 0.5, clock.get()));
+    state(router, "e1").updateMetrics(EndpointMetrics.of(12, 40, 0.5, clock.get()));
+    state(router, "e2").updateMetrics(EndpointMetrics.of(1, 40, 0.5, clock.get()));
+    state(router, "e3").updateMetrics(EndpointMetrics.of(1, 40, 0.5, clock.get()));
+
+    RoutingDecision halfSaturated = router.preview(request);
+    assertThat(halfSaturated.endpoint().id()).as("half the fleet has room: load decides").isIn("e2", "e3");
+    assertThat(scoresOf(halfSaturated, "prefix-under-saturation")).containsEntry("e0", 0.0);
+
+    state(router, "e2").updateMetrics(EndpointMetrics.of(12, 40, 0.5, clock.get()));
+    RoutingDecision mostSaturated = router.preview(request);
+    assertThat(mostSaturated.endpoint().id()).isEqualTo("e0");
+    assertThat(scoresOf(mostSaturated, "prefix-under-saturation").get("e0")).isCloseTo(0.5, within(0.01));
+  }
+
+  /**
    * Regression: with 18,000-token system prompts at 64 clients, prompts that no server held any more were placed by
    * load, each group of them spread over every server, and the fleet ran out of KV memory: goodput fell to a tenth
    * of its peak where SGLang's router, which sends a prefix back where it sent it before, held (docs/BENCHMARKS.md).

@@ -116,7 +116,7 @@ public final class Routers {
     return switch (name) {
       case OURS -> "core Router, default profile (predicted TTFT 1, prefix 1, kv 0.5 above half-full, session 1 or "
           + "kv headroom for a new one, "
-          + "queue 0.3, prefix 4 more when all saturated, last-sent-to 1 for a long prompt cached nowhere when all "
+          + "queue 0.3, prefix up to 4 more once most are saturated, last-sent-to 1 for a long prompt cached nowhere when all "
           + "saturated), precise index";
       case OURS_APPROX -> "core Router, default profile, approximate index learned from its own decisions";
       case OURS_NO_TIER -> "core Router, default profile, precise index, offload-tier (CPU) blocks not credited";
