@@ -5,6 +5,7 @@ import dev.kinference.routing.NoEndpointException;
 import dev.kinference.routing.Router;
 import dev.kinference.routing.RoutingDecision;
 import dev.kinference.routing.Usage;
+import dev.kinference.sim.bench.ConsoleProgress;
 import dev.kinference.sim.bench.RunResult;
 import dev.kinference.sim.bench.Slo;
 import dev.kinference.sim.engine.EngineConfig;
@@ -435,11 +436,15 @@ public final class Demo {
     }
     clients.shutdown();
     String label = String.format(Locale.ROOT, "[%d/2] %-18s", number, routerName);
+    boolean redraw = ConsoleProgress.standardOutputIsTerminal();
     try {
       while (!clients.awaitTermination(500, TimeUnit.MILLISECONDS)) {
         long now = System.nanoTime();
         if (now > end + measureWall / 2 + TimeUnit.SECONDS.toNanos(5)) {
           client.cancelAll(); // the stragglers count as unfinished
+        }
+        if (!redraw) {
+          continue;
         }
         double done = Math.min(1, (now - start) / (double) (end - start));
         int filled = (int) (done * 30);
@@ -451,7 +456,8 @@ public final class Demo {
       Thread.currentThread().interrupt();
       clients.shutdownNow();
     }
-    out.printf(Locale.ROOT, "\r%s [%s] done: %d measured requests in %.0f s%s%n", label, "#".repeat(30),
+    out.printf(Locale.ROOT, "%s%s [%s] done: %d measured requests in %.0f s%s%n", redraw ? "\r" : "", label,
+        "#".repeat(30),
         measured.get(), (System.nanoTime() - start) / 1e9,
         failures.get() == 0 ? "" : ", " + failures.get() + " failed");
     return result;
