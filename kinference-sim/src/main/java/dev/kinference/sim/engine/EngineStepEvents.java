@@ -36,6 +36,23 @@ public record EngineStepEvents(long sequence, long timestampNanos, List<KvEvent>
     this(sequence, timestampNanos, events, java.util.Collections.nCopies(events.size(), 0));
   }
 
+  /**
+   * The events of the full-attention group (group 0), which in-process routers index; a sliding-window group's
+   * events are left out, so such a router does not apply vLLM's hybrid hit rule (the ZMQ subscriber does).
+   */
+  public List<KvEvent> fullAttentionEvents() {
+    if (!groups.contains(1)) {
+      return events;
+    }
+    List<KvEvent> out = new java.util.ArrayList<>(events.size());
+    for (int i = 0; i < events.size(); i++) {
+      if (groups.get(i) == 0) {
+        out.add(events.get(i));
+      }
+    }
+    return out;
+  }
+
   /** The KV-cache group of event {@code i}. */
   public int group(int i) {
     return groups.get(i);
