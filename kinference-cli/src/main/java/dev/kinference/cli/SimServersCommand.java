@@ -1,5 +1,6 @@
 package dev.kinference.cli;
 
+import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.server.SimulatedServer;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -66,6 +67,12 @@ public final class SimServersCommand implements Callable<Integer> {
           + "blocks are published with medium CPU (default: none).")
   double cpuOffloadGib;
 
+  @Option(names = "--engine-model", paramLabel = "NAME",
+      description = "The model shape the engine simulates: Qwen3-8B, Qwen3-32B, Llama-3.1-8B, Llama-3.1-70B, "
+          + "Qwen3.5-27B-FP8 or gpt-oss-20b, whose sliding-window KV-cache group publishes events of group_idx 1 "
+          + "(default: the engine's).")
+  @Nullable String engineModel;
+
   @Option(names = "--no-kv-events", description = "Do not publish KV events.")
   boolean noKvEvents;
 
@@ -87,12 +94,25 @@ public final class SimServersCommand implements Callable<Integer> {
           + cpuOffloadGib);
       return 2;
     }
+    @Nullable ModelSpec engineSpec = null;
+    if (engineModel != null) {
+      try {
+        engineSpec = ModelSpec.named(engineModel);
+      } catch (IllegalArgumentException e) {
+        spec.commandLine().getErr().println("kinference sim-servers: --engine-model: " + e.getMessage());
+        return 2;
+      }
+    }
+    @Nullable ModelSpec shape = engineSpec;
     for (int i = 0; i < count; i++) {
       SimulatedServer.Builder b = SimulatedServer.builder(model).name("sim-" + i).instantResponse(instant)
           .timeScale(timeScale).defaultOutputTokens(outputTokens).kvEvents(!noKvEvents)
           .port(port == 0 ? 0 : port + i);
-      if (maxNumSeqs > 0 || gpuBlocks > 0 || cpuOffloadGib > 0) {
+      if (maxNumSeqs > 0 || gpuBlocks > 0 || cpuOffloadGib > 0 || shape != null) {
         b.engine(e -> {
+          if (shape != null) {
+            e.model(shape);
+          }
           if (cpuOffloadGib > 0) {
             e.cpuOffloadBytes((long) (cpuOffloadGib * (1L << 30)));
           }

@@ -45,7 +45,7 @@ final class EventPrefixIndex {
 
   void apply(int server, EngineStepEvents batch) {
     EndpointState state = states[server];
-    for (KvEvent e : batch.events()) {
+    for (KvEvent e : batch.fullAttentionEvents()) {
       boolean gpu = switch (e) {
         case KvEvent.BlockStored s -> s.medium() == KvEvent.Medium.GPU;
         case KvEvent.BlockRemoved r -> r.medium() == KvEvent.Medium.GPU;

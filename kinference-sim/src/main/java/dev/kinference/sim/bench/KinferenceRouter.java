@@ -116,7 +116,7 @@ final class KinferenceRouter implements FleetRouter {
     OffloadedPrefixes tier = tiers[server];
     PreciseCacheIndex p = preciseIndex;
     EndpointState state = states[server];
-    for (KvEvent e : batch.events()) {
+    for (KvEvent e : batch.fullAttentionEvents()) {
       if (tier != null && p != null && !isGpu(e)) {
         tier.onEvent(e, hash -> p.routerKey(state, hash));
       } else {

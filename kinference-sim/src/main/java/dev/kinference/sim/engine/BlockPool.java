@@ -2,6 +2,7 @@ package dev.kinference.sim.engine;
 
 import dev.kinference.cache.KvEvent;
 import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,9 @@ import java.util.Map;
  * null block; a doubly linked free queue in eviction order (allocation pops the head, freeing appends to the tail,
  * a prefix hit on a free block takes it out of the middle); and the prefix cache, a map from block hash to the
  * blocks holding it. Duplicates are kept, as in vLLM (block tables are append-only): a hit uses the first. Popping a
- * block that still has a hash evicts it and records a {@code BlockRemoved}.
+ * block that still has a hash evicts it and records a {@code BlockRemoved}. A hybrid model's KV-cache groups share
+ * the pool, as in vLLM: each cached block belongs to one group, and a hash is looked up within a group (vLLM keys
+ * its prefix cache by {@code BlockHashWithGroupId}).
  *
  * <p>Not thread-safe; owned by one {@link SimEngine}.
  */
@@ -29,11 +32,16 @@ final class BlockPool {
   private int head = NONE;
   private int tail = NONE;
   private int freeCount;
-  private final Map<Long, int[]> cached = new HashMap<>();
+  private final int[] groupOf;
+  private final List<Map<Long, int[]>> cached;
   private int cachedBlockCount;
-  private final List<KvEvent> events;
+  private final KvEventLog events;
 
-  BlockPool(int numBlocks, List<KvEvent> events) {
+  BlockPool(int numBlocks, KvEventLog events) {
+    this(numBlocks, 1, events);
+  }
+
+  BlockPool(int numBlocks, int groups, KvEventLog events) {
     if (numBlocks < 2) {
       throw new IllegalArgumentException("need at least 2 blocks (one is the null block): " + numBlocks);
     }
@@ -43,6 +51,11 @@ final class BlockPool {
     this.prev = new int[numBlocks];
     this.next = new int[numBlocks];
     this.inFreeQueue = new boolean[numBlocks];
+    this.groupOf = new int[numBlocks];
+    this.cached = new ArrayList<>(groups);
+    for (int g = 0; g < groups; g++) {
+      cached.add(new HashMap<>());
+    }
     this.events = events;
     for (int b = 1; b < numBlocks; b++) {
       append(b);
@@ -81,9 +94,14 @@ final class BlockPool {
     return cachedBlockCount;
   }
 
-  /** The first block holding {@code hash}, or -1. */
+  /** The first block of group 0 holding {@code hash}, or -1. */
   int lookup(long hash) {
-    int[] blocks = cached.get(hash);
+    return lookup(hash, 0);
+  }
+
+  /** The first block of group {@code group} holding {@code hash}, or -1. */
+  int lookup(long hash, int group) {
+    int[] blocks = cached.get(group).get(hash);
     return blocks == null ? NONE : blocks[1];
   }
 
@@ -117,19 +135,26 @@ final class BlockPool {
     }
   }
 
-  /** Registers a newly full block under {@code hash}. */
+  /** Registers a newly full block of group 0 under {@code hash}. */
   void cache(int block, long hash) {
+    cache(block, hash, 0);
+  }
+
+  /** Registers a newly full block of group {@code group} under {@code hash}. */
+  void cache(int block, long hash, int group) {
     if (hashOf[block] != NO_HASH) {
       throw new IllegalStateException("block " + block + " already cached");
     }
     hashOf[block] = hash;
-    int[] blocks = cached.get(hash);
+    groupOf[block] = group;
+    Map<Long, int[]> byHash = cached.get(group);
+    int[] blocks = byHash.get(hash);
     if (blocks == null) {
-      cached.put(hash, new int[] {1, block});
+      byHash.put(hash, new int[] {1, block});
     } else {
       if (blocks[0] + 1 == blocks.length) {
         blocks = Arrays.copyOf(blocks, blocks.length * 2);
-        cached.put(hash, blocks);
+        byHash.put(hash, blocks);
       }
       blocks[++blocks[0]] = block;
     }
@@ -147,15 +172,20 @@ final class BlockPool {
       return false;
     }
     Arrays.fill(hashOf, NO_HASH);
-    cached.clear();
+    cached.forEach(Map::clear);
     cachedBlockCount = 0;
-    events.add(new KvEvent.AllBlocksCleared());
+    events.add(new KvEvent.AllBlocksCleared(), 0);
     return true;
   }
 
-  /** The distinct hashes held, for tests. */
+  /** The distinct hashes group 0 holds, for tests. */
   java.util.Set<Long> cachedHashes() {
-    return java.util.Set.copyOf(cached.keySet());
+    return cachedHashes(0);
+  }
+
+  /** The distinct hashes group {@code group} holds, for tests. */
+  java.util.Set<Long> cachedHashes(int group) {
+    return java.util.Set.copyOf(cached.get(group).keySet());
   }
 
   /** Free-queue order from head (evicted first) to tail, for tests. */
@@ -174,7 +204,9 @@ final class BlockPool {
       return;
     }
     hashOf[block] = NO_HASH;
-    int[] blocks = cached.get(hash);
+    int group = groupOf[block];
+    Map<Long, int[]> byHash = cached.get(group);
+    int[] blocks = byHash.get(hash);
     if (blocks != null) {
       int n = blocks[0];
       for (int i = 1; i <= n; i++) {
@@ -185,10 +217,10 @@ final class BlockPool {
         }
       }
       if (blocks[0] == 0) {
-        cached.remove(hash);
+        byHash.remove(hash);
       }
       cachedBlockCount--;
-      events.add(new KvEvent.BlockRemoved(new long[] {hash}, KvEvent.Medium.GPU));
+      events.add(new KvEvent.BlockRemoved(new long[] {hash}, KvEvent.Medium.GPU), group);
     }
   }
 

@@ -83,7 +83,7 @@ public record EngineConfig(GpuSpec gpu, ModelSpec model, int tensorParallel, Str
     double nonTorch = 0.5 * GIB + (tp > 1 ? 0.25 * GIB : 0);
     double cudaGraphs = 0.5 * GIB;
     double free = budget - weights - activations - nonTorch - cudaGraphs;
-    double blockBytes = (double) blockSize * model.kvBytesPerToken() / tp;
+    double blockBytes = (double) blockSize * model.kvBytesPerTokenPerGroup() / tp;
     long blocks = (long) Math.floor(free / blockBytes);
     if (blocks < 16) {
       throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,

@@ -10,16 +10,51 @@ import java.util.Objects;
  *
  * <p>Block hashes are the engine's own seeded 64-bit hashes (like vLLM's, unrelated to the router's
  * {@code BlockKeys}); {@code BlockStored} carries the parent hash, the new blocks' token ids, the block size, the
- * LoRA adapter name and medium {@code GPU}; each evicted block is its own {@code BlockRemoved}, as in vLLM.
+ * LoRA adapter name and medium {@code GPU}; each evicted block is its own {@code BlockRemoved}, as in vLLM. A model
+ * with a sliding-window KV-cache group ({@link ModelSpec#kvCacheGroups}) publishes each group's blocks apart, tagged
+ * with the group's index as vLLM's {@code group_idx}: 0 full attention, 1 the sliding window.
  *
  * @param sequence the publisher's sequence number: 0, 1, 2, ... restarting at 0 after {@link SimEngine#restart}
  * @param timestampNanos when the step ended, in the engine's clock
  * @param events the events in the order they happened
+ * @param groups each event's KV-cache group index, as long as {@code events}
  */
-public record EngineStepEvents(long sequence, long timestampNanos, List<KvEvent> events) {
+public record EngineStepEvents(long sequence, long timestampNanos, List<KvEvent> events, List<Integer> groups) {
 
   public EngineStepEvents {
     Objects.requireNonNull(events, "events");
+    Objects.requireNonNull(groups, "groups");
     events = List.copyOf(events);
+    groups = List.copyOf(groups);
+    if (groups.size() != events.size()) {
+      throw new IllegalArgumentException(groups.size() + " groups for " + events.size() + " events");
+    }
+  }
+
+  /** Events of group 0 only (a model with one KV-cache group). */
+  public EngineStepEvents(long sequence, long timestampNanos, List<KvEvent> events) {
+    this(sequence, timestampNanos, events, java.util.Collections.nCopies(events.size(), 0));
+  }
+
+  /**
+   * The events of the full-attention group (group 0), which in-process routers index; a sliding-window group's
+   * events are left out, so such a router does not apply vLLM's hybrid hit rule (the ZMQ subscriber does).
+   */
+  public List<KvEvent> fullAttentionEvents() {
+    if (!groups.contains(1)) {
+      return events;
+    }
+    List<KvEvent> out = new java.util.ArrayList<>(events.size());
+    for (int i = 0; i < events.size(); i++) {
+      if (groups.get(i) == 0) {
+        out.add(events.get(i));
+      }
+    }
+    return out;
+  }
+
+  /** The KV-cache group of event {@code i}. */
+  public int group(int i) {
+    return groups.get(i);
   }
 }

@@ -1,7 +1,6 @@
 package dev.kinference.sim.engine;
 
 import dev.kinference.cache.KvEvent;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -13,6 +12,15 @@ import org.jspecify.annotations.Nullable;
  * {@link CpuOffloadTier}. The scheduler ({@link SimEngine}) decides what runs; this class decides which blocks it
  * takes and records the KV events that follow, in order, until {@link #drainEvents}.
  *
+ * <p>A model with a sliding-window KV-cache group ({@link ModelSpec#kvCacheGroups} 2) is managed as vLLM's
+ * {@code HybridKVCacheCoordinator} with a {@code FullAttentionManager} (group 0) and a {@code SlidingWindowManager}
+ * (group 1) over one shared pool: each group takes its own blocks; before each allocation the window group frees the
+ * blocks wholly before the window ({@code remove_skipped_blocks}: the first
+ * {@code (numComputed - window + 1) / blockSize}, which stay cached until evicted); a prefix hit reaches only as far
+ * as both groups can reuse it (the full-attention hit, cut to the end of the last run of
+ * {@code ceil((window - 1) / blockSize)} blocks the window group holds within it, or to the run the window group
+ * holds from the start if it holds no such run); and each group's blocks are published as events of that group.
+ *
  * <p>Not thread-safe; owned by one engine.
  */
 final class KvCacheManager {
@@ -20,7 +28,9 @@ final class KvCacheManager {
   private final EngineConfig config;
   private final EngineHasher hasher;
   private final int blockSize;
-  private final List<KvEvent> events = new ArrayList<>();
+  private final KvEventLog events = new KvEventLog();
+  private final int window;
+  private final int windowBlocks;
   private BlockPool pool;
   private final @Nullable CpuOffloadTier offload;
 
@@ -28,7 +38,9 @@ final class KvCacheManager {
     this.config = config;
     this.hasher = new EngineHasher(config.hashSeed());
     this.blockSize = config.blockSize();
-    this.pool = new BlockPool(config.numGpuBlocks(), events);
+    this.window = config.model().slidingWindow();
+    this.windowBlocks = window == 0 ? 0 : Math.max(1, ceilDiv(window - 1, blockSize));
+    this.pool = new BlockPool(config.numGpuBlocks(), config.model().kvCacheGroups(), events);
     this.offload = config.cpuOffloadBytes() > 0 ? new CpuOffloadTier(config.cpuOffloadBytes(), config) : null;
   }
 
@@ -49,9 +61,14 @@ final class KvCacheManager {
     return !events.isEmpty();
   }
 
-  /** The events recorded since the last call, in order; the list is reused afterwards, so copy it. */
+  /** The KV-cache group of each event {@link #drainEvents} will return, in order. */
+  List<Integer> eventGroups() {
+    return events.groups();
+  }
+
+  /** The events recorded since the last call, in order. */
   List<KvEvent> drainEvents() {
-    List<KvEvent> out = List.copyOf(events);
+    List<KvEvent> out = List.copyOf(events.events);
     events.clear();
     return out;
   }
@@ -59,7 +76,7 @@ final class KvCacheManager {
   /** A restarted server: an empty pool and tier, no events. */
   void restart() {
     events.clear();
-    pool = new BlockPool(config.numGpuBlocks(), events);
+    pool = new BlockPool(config.numGpuBlocks(), config.model().kvCacheGroups(), events);
     if (offload != null) {
       offload.clear();
     }
@@ -88,9 +105,52 @@ final class KvCacheManager {
         }
         hits[hitBlocks++] = block;
       }
+      if (window > 0 && hitBlocks > 0) {
+        hitBlocks = windowHit(s.blockHashes, hitBlocks);
+      }
     }
     count[0] = hitBlocks;
     return hits;
+  }
+
+  /**
+   * vLLM's {@code SlidingWindowManager.find_longest_cache_hit} over the first {@code hit} blocks: the end of the
+   * last run of {@link #windowBlocks} blocks the window group holds, else the run it holds from block 0. A full
+   * attention hit cut there stays a hit, so this is the hybrid coordinator's fixed point.
+   */
+  private int windowHit(long[] hashes, int hit) {
+    int run = 0;
+    for (int i = hit - 1; i >= 0; i--) {
+      if (pool.lookup(hashes[i], 1) >= 0) {
+        if (++run >= windowBlocks) {
+          return i + windowBlocks;
+        }
+      } else {
+        run = 0;
+      }
+    }
+    return run;
+  }
+
+  /**
+   * vLLM's {@code remove_skipped_blocks}: the window group frees the blocks wholly before the window of a sequence
+   * with {@code numComputed} tokens computed, last first, leaving the null block (0) in their place.
+   */
+  private void removeSkippedBlocks(Sequence s) {
+    int skipped = Math.min(s.numWindowBlocks, Math.max(0, s.numComputed - window + 1) / blockSize);
+    for (int i = skipped - 1; i >= 0 && s.windowBlocks[i] != 0; i--) {
+      pool.free(s.windowBlocks[i]);
+      s.windowBlocks[i] = 0;
+    }
+  }
+
+  /** The window group's block holding block {@code b} of {@code s}, which a hit found there. */
+  private int windowHitBlock(Sequence s, int b) {
+    int block = pool.lookup(s.blockHash(b, hasher, blockSize), 1);
+    if (block < 0) {
+      throw new IllegalStateException("window group lost hit block " + b + " of " + s.id());
+    }
+    return block;
   }
 
   /** The blocks after a GPU hit of {@code gpuHit} blocks that the offload tier holds in a row (0 without one). */
@@ -112,23 +172,45 @@ final class KvCacheManager {
    * {@code cache} false the new full blocks are not cached yet (their KV is still loading).
    */
   boolean allocateSlots(Sequence s, int newTokens, int @Nullable [] hits, int hitCount, boolean cache) {
+    if (window > 0) {
+      removeSkippedBlocks(s);
+    }
     int computedAfterHits = s.numComputed + hitCount * blockSize;
     int needed = ceilDiv(computedAfterHits + newTokens, blockSize);
     int toAllocate = Math.max(0, needed - s.numBlocks - hitCount);
+    int windowToAllocate = window > 0 ? Math.max(0, needed - s.numWindowBlocks - hitCount) : 0;
+    int firstWindowHit = Math.max(0, hitCount - windowBlocks);
     int hitsFromFreeQueue = 0;
     for (int i = 0; i < hitCount; i++) {
       if (pool.refCount(Objects.requireNonNull(hits)[i]) == 0) {
         hitsFromFreeQueue++;
       }
+      if (window > 0 && i >= firstWindowHit && pool.refCount(windowHitBlock(s, i)) == 0) {
+        hitsFromFreeQueue++;
+      }
     }
     int stateNeeded = s.stateBlocks.length == 0 ? config.stateBlocksPerSequence() : 0;
-    if (toAllocate + hitsFromFreeQueue + stateNeeded > pool.freeCount()) {
+    if (toAllocate + windowToAllocate + hitsFromFreeQueue + stateNeeded > pool.freeCount()) {
       return false;
     }
     for (int i = 0; i < hitCount; i++) {
       int block = Objects.requireNonNull(hits)[i];
       pool.touch(block);
       s.addBlock(block);
+    }
+    if (window > 0) {
+      for (int i = 0; i < hitCount; i++) {
+        if (i < firstWindowHit) {
+          s.addWindowBlock(0);
+        } else {
+          int block = windowHitBlock(s, i);
+          pool.touch(block);
+          s.addWindowBlock(block);
+        }
+      }
+      for (int i = 0; i < windowToAllocate; i++) {
+        s.addWindowBlock(pool.allocate());
+      }
     }
     if (hitCount > 0) {
       s.numCachedBlocks = hitCount;
@@ -170,11 +252,35 @@ final class KvCacheManager {
     Long parent = first == 0 ? null : s.blockHash(first - 1, hasher, blockSize);
     int[] tokens = Arrays.copyOfRange(s.tokens, first * blockSize, full * blockSize);
     events.add(new KvEvent.BlockStored(hashes, parent, tokens, blockSize, s.request.lora(),
-        KvEvent.Medium.GPU, first == 0 ? s.request.cacheSalt() : null));
+        KvEvent.Medium.GPU, first == 0 ? s.request.cacheSalt() : null), 0);
+    if (window > 0) {
+      cacheWindowBlocks(s, first, full);
+    }
     s.numCachedBlocks = full;
     if (offload != null) {
-      offload.store(s, hasher, first, hashes, events);
+      offload.store(s, hasher, first, hashes, events.events);
     }
+  }
+
+  /** The window group's share of {@link #cacheFullBlocks}: blocks it freed already (null) are not cached. */
+  private void cacheWindowBlocks(Sequence s, int first, int full) {
+    int from = first;
+    while (from < full && s.windowBlocks[from] == 0) {
+      from++;
+    }
+    if (from == full) {
+      return;
+    }
+    long[] hashes = new long[full - from];
+    for (int b = from; b < full; b++) {
+      long h = s.blockHash(b, hasher, blockSize);
+      pool.cache(s.windowBlocks[b], h, 1);
+      hashes[b - from] = h;
+    }
+    Long parent = from == 0 ? null : s.blockHash(from - 1, hasher, blockSize);
+    int[] tokens = Arrays.copyOfRange(s.tokens, from * blockSize, full * blockSize);
+    events.add(new KvEvent.BlockStored(hashes, parent, tokens, blockSize, s.request.lora(),
+        KvEvent.Medium.GPU, from == 0 ? s.request.cacheSalt() : null), 1);
   }
 
   /** Frees the request's state blocks, then its KV blocks tail first (so the tail is evicted first). */
@@ -186,7 +292,13 @@ final class KvCacheManager {
     for (int i = s.numBlocks - 1; i >= 0; i--) {
       pool.free(s.blocks[i]);
     }
+    for (int i = s.numWindowBlocks - 1; i >= 0; i--) {
+      if (s.windowBlocks[i] != 0) {
+        pool.free(s.windowBlocks[i]);
+      }
+    }
     s.numBlocks = 0;
+    s.numWindowBlocks = 0;
     s.numCachedBlocks = 0;
   }
 
@@ -196,13 +308,18 @@ final class KvCacheManager {
       return 0;
     }
     int maxBlocks = (tokens.length - 1) / blockSize;
+    long[] hashes = new long[maxBlocks];
     long parent = 0;
     int b = 0;
     for (; b < maxBlocks; b++) {
       parent = hasher.hash(parent, tokens, b * blockSize, blockSize, lora, cacheSalt);
+      hashes[b] = parent;
       if (pool.lookup(parent) < 0) {
         break;
       }
+    }
+    if (window > 0 && b > 0) {
+      b = windowHit(hashes, b);
     }
     return b * blockSize;
   }

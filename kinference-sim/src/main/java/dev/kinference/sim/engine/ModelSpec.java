@@ -27,10 +27,14 @@ import java.util.Objects;
  * @param kvDtype the KV cache's data type
  * @param maxModelLen the longest sequence the model accepts
  * @param stateBytesPerSequence recurrent state held per running sequence (0 for a pure transformer)
+ * @param slidingLayers how many of the {@code kvLayers} attend only to the last {@code slidingWindow} tokens (0 if
+ *     none); they must be half of them, so that vLLM puts them in one KV-cache group of the full-attention group's
+ *     size (as for gpt-oss; a Gemma-3-like 5:1 interleave would make six groups, which is not modelled)
+ * @param slidingWindow the sliding window in tokens, or 0
  */
 public record ModelSpec(String name, int layers, int kvLayers, int hidden, int qHeads, int kvHeads, int headDim,
     int ffn, int vocab, double params, double activeParams, Dtype weightDtype, double weightBytes, Dtype kvDtype,
-    int maxModelLen, long stateBytesPerSequence) {
+    int maxModelLen, long stateBytesPerSequence, int slidingLayers, int slidingWindow) {
 
   /** Qwen3-8B, BF16. */
   public static final ModelSpec QWEN3_8B = dense("Qwen3-8B", 36, 4096, 32, 8, 128, 12_288, 151_936, 8.2e9, 40_960);
@@ -54,7 +58,16 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
    * is estimated at 48 MiB a sequence (48 layers x 32 heads x 128 x 128 BF16 values).
    */
   public static final ModelSpec QWEN3_5_27B_FP8 = new ModelSpec("Qwen3.5-27B-FP8", 64, 16, 5120, 24, 4, 256,
-      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L << 20);
+      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L << 20, 0, 0);
+
+  /**
+   * A gpt-oss-20b-shaped model: 24 layers alternating sliding-window attention (a 128-token window) and full
+   * attention, 64 query / 8 KV heads of dimension 64, a mixture of experts with 20.9B parameters of which 3.6B are
+   * active, about 13 GB of MXFP4 weights (computed at BF16 rate here). vLLM keeps two KV-cache groups of 12 layers:
+   * group 0 full attention, group 1 the sliding window.
+   */
+  public static final ModelSpec GPT_OSS_20B = new ModelSpec("gpt-oss-20b", 24, 24, 2880, 64, 8, 64, 2880, 201_088,
+      20.9e9, 3.6e9, Dtype.BF16, 13e9, Dtype.BF16, 131_072, 0, 12, 128);
 
   public ModelSpec {
     Objects.requireNonNull(name, "name");
@@ -68,18 +81,26 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
         || stateBytesPerSequence < 0) {
       throw new IllegalArgumentException("invalid size for model " + name);
     }
+    if (slidingLayers < 0 || slidingWindow < 0 || (slidingLayers == 0) != (slidingWindow == 0)) {
+      throw new IllegalArgumentException("model " + name + ": slidingLayers and slidingWindow are both 0 or both "
+          + "positive: " + slidingLayers + ", " + slidingWindow);
+    }
+    if (slidingLayers > 0 && 2 * slidingLayers != kvLayers) {
+      throw new IllegalArgumentException("model " + name + ": only half of the KV layers sliding is modelled (two "
+          + "equal KV-cache groups); got " + slidingLayers + " of " + kvLayers);
+    }
   }
 
   /** A dense BF16 transformer whose weights take two bytes a parameter. */
   public static ModelSpec dense(String name, int layers, int hidden, int qHeads, int kvHeads, int headDim, int ffn,
       int vocab, double params, int maxModelLen) {
     return new ModelSpec(name, layers, layers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params, params,
-        Dtype.BF16, params * 2, Dtype.BF16, maxModelLen, 0);
+        Dtype.BF16, params * 2, Dtype.BF16, maxModelLen, 0, 0, 0);
   }
 
   /** The built-in models. */
   public static List<ModelSpec> builtIns() {
-    return List.of(QWEN3_8B, QWEN3_32B, LLAMA_3_1_8B, LLAMA_3_1_70B, QWEN3_5_27B_FP8);
+    return List.of(QWEN3_8B, QWEN3_32B, LLAMA_3_1_8B, LLAMA_3_1_70B, QWEN3_5_27B_FP8, GPT_OSS_20B);
   }
 
   /** The built-in model with this name (case-insensitive, '-', '_' and '.' ignored). */
@@ -99,15 +120,25 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
     return 2L * kvLayers * kvHeads * headDim * kvDtype.bytes();
   }
 
+  /** vLLM's KV-cache groups: 2 (full attention, then the sliding window) if some layers slide, else 1. */
+  public int kvCacheGroups() {
+    return slidingLayers > 0 ? 2 : 1;
+  }
+
+  /** KV bytes one token takes in one block of one KV-cache group (vLLM's page size over the block size). */
+  public long kvBytesPerTokenPerGroup() {
+    return kvBytesPerToken() / kvCacheGroups();
+  }
+
   /** This model with another name (the served model name). */
   public ModelSpec withName(String newName) {
     return new ModelSpec(newName, layers, kvLayers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params,
-        activeParams, weightDtype, weightBytes, kvDtype, maxModelLen, stateBytesPerSequence);
+        activeParams, weightDtype, weightBytes, kvDtype, maxModelLen, stateBytesPerSequence, slidingLayers, slidingWindow);
   }
 
   /** This model with its KV cache in another data type ({@code --kv-cache-dtype fp8}). */
   public ModelSpec withKvDtype(Dtype dtype) {
     return new ModelSpec(name, layers, kvLayers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params,
-        activeParams, weightDtype, weightBytes, dtype, maxModelLen, stateBytesPerSequence);
+        activeParams, weightDtype, weightBytes, dtype, maxModelLen, stateBytesPerSequence, slidingLayers, slidingWindow);
   }
 }

@@ -23,6 +23,9 @@ final class Sequence {
   int[] blocks = new int[8];
   int numBlocks;
   int numCachedBlocks;
+  /** The sliding-window group's block table (a hybrid model's group 1); 0, the null block, where freed. */
+  int[] windowBlocks = new int[0];
+  int numWindowBlocks;
   int[] stateBlocks = new int[0];
 
   int cachedTokens = -1;
@@ -70,6 +73,13 @@ final class Sequence {
       blocks = Arrays.copyOf(blocks, blocks.length * 2);
     }
     blocks[numBlocks++] = block;
+  }
+
+  void addWindowBlock(int block) {
+    if (numWindowBlocks == windowBlocks.length) {
+      windowBlocks = Arrays.copyOf(windowBlocks, Math.max(8, windowBlocks.length * 2));
+    }
+    windowBlocks[numWindowBlocks++] = block;
   }
 
   /** The next output token: the script's, or a pseudo-random id in the ordinary token range. */

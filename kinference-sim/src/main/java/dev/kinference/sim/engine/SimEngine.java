@@ -127,7 +127,8 @@ public final class SimEngine {
           + " tokens) plus max_tokens (" + request.expectedOutputTokens() + ") exceed max_model_len "
           + config.maxModelLen());
     }
-    long blocksNeeded = (long) KvCacheManager.ceilDiv(length, blockSize) + config.stateBlocksPerSequence();
+    long blocksNeeded = (long) KvCacheManager.ceilDiv(length, blockSize) * config.model().kvCacheGroups()
+        + config.stateBlocksPerSequence();
     if (blocksNeeded > config.numGpuBlocks() - 1) {
       throw new IllegalArgumentException("request " + request.id() + " needs " + blocksNeeded
           + " KV blocks; the engine has " + (config.numGpuBlocks() - 1));
@@ -252,6 +253,7 @@ public final class SimEngine {
     for (Sequence s : all) {
       s.running = false;
       s.numBlocks = 0;
+      s.numWindowBlocks = 0;
       s.stateBlocks = new int[0];
       finishWithoutFree(s, FinishReason.ABORT);
     }
@@ -589,9 +591,10 @@ public final class SimEngine {
     if (!kv.hasEvents()) {
       return;
     }
+    List<Integer> groups = kv.eventGroups();
     List<KvEvent> events = kv.drainEvents();
     if (kvEventListener != null) {
-      kvEventListener.accept(new EngineStepEvents(eventSequence++, timestamp, events));
+      kvEventListener.accept(new EngineStepEvents(eventSequence++, timestamp, events, groups));
     }
   }
 

@@ -161,10 +161,15 @@ public final class SimEngineBuilder {
     int blocks = numGpuBlocks > 0 ? numGpuBlocks
         : EngineConfig.profileNumGpuBlocks(gpu, model, tensorParallel, blockSize, gpuMemoryUtilization, batched,
             seqs);
-    long blockBytes = (long) blockSize * model.kvBytesPerToken();
+    long blockBytes = (long) blockSize * model.kvBytesPerTokenPerGroup();
     int stateBlocks = model.stateBytesPerSequence() == 0 ? 0
         : (int) ((model.stateBytesPerSequence() + blockBytes - 1) / blockBytes);
-    long capacity = (long) (blocks - 1 - stateBlocks) * blockSize;
+    if (model.kvCacheGroups() > 1 && cpuOffloadBytes > 0) {
+      throw new IllegalArgumentException("a CPU offload tier for a model with a sliding-window KV-cache group ("
+          + model.name() + ") is not modelled");
+    }
+    // every group holds the whole sequence while it is computed (a sliding-window group frees its older blocks later)
+    long capacity = (long) (blocks - 1 - stateBlocks) / model.kvCacheGroups() * blockSize;
     if (capacity < blockSize) {
       throw new IllegalArgumentException("the KV cache (" + blocks + " blocks) cannot hold one sequence");
     }

@@ -8,6 +8,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * Encodes batches of {@link KvEvent}s as vLLM's {@code KVEventBatch} msgpack payload. Block hashes are written as
  * unsigned 64-bit integers (so values at or above 2^63 use {@code 0xcf}), as vLLM's default integer block hashes.
+ * Each event carries its KV-cache group as vLLM's {@code kv_events.py} does: {@code group_idx}, and on
+ * {@code BlockStored} {@code kv_cache_spec_kind} ({@code full_attention} for group 0, {@code sliding_window} for group
+ * 1) with {@code kv_cache_spec_sliding_window} for the window group. The array form writes these trailing fields
+ * only for a group other than 0, so a single-group model's events stay as older vLLM sends them.
  *
  * <p>Immutable and thread-safe.
  */
@@ -15,6 +19,7 @@ final class KvEventBatchWriter {
 
   static final String MEDIUM_GPU = "GPU";
   static final String FULL_ATTENTION = "full_attention";
+  static final String SLIDING_WINDOW = "sliding_window";
 
   private final KvEventFormat format;
   private final int dataParallelRank;
@@ -35,12 +40,27 @@ final class KvEventBatchWriter {
 
   /** The payload frame of one batch: {@code [ts, [events...], data_parallel_rank]}. */
   byte[] encodeBatch(double timestampSeconds, List<KvEvent> events) {
+    return encodeBatch(timestampSeconds, events, java.util.Collections.nCopies(events.size(), 0), 0);
+  }
+
+  /**
+   * The payload frame of one batch whose event {@code i} belongs to KV-cache group {@code groups.get(i)}: group 0
+   * full attention, group 1 a sliding window of {@code slidingWindow} tokens.
+   */
+  byte[] encodeBatch(double timestampSeconds, List<KvEvent> events, List<Integer> groups, int slidingWindow) {
+    if (groups.size() != events.size()) {
+      throw new IllegalArgumentException(groups.size() + " groups for " + events.size() + " events");
+    }
     MsgpackWriter w = new MsgpackWriter(64 + 64 * events.size());
     w.arrayHeader(3).float64(timestampSeconds).arrayHeader(events.size());
-    for (KvEvent e : events) {
-      switch (e) {
-        case KvEvent.BlockStored s -> stored(w, s);
-        case KvEvent.BlockRemoved r -> removed(w, r);
+    for (int i = 0; i < events.size(); i++) {
+      int group = groups.get(i);
+      if (group != 0 && slidingWindow <= 0) {
+        throw new IllegalArgumentException("group " + group + " without a sliding window");
+      }
+      switch (events.get(i)) {
+        case KvEvent.BlockStored s -> stored(w, s, group, slidingWindow);
+        case KvEvent.BlockRemoved r -> removed(w, r, group);
         case KvEvent.AllBlocksCleared c -> cleared(w);
       }
     }
@@ -48,9 +68,9 @@ final class KvEventBatchWriter {
     return w.toByteArray();
   }
 
-  private void stored(MsgpackWriter w, KvEvent.BlockStored s) {
+  private void stored(MsgpackWriter w, KvEvent.BlockStored s, int group, int slidingWindow) {
     if (format == KvEventFormat.MAP) {
-      w.mapHeader(11);
+      w.mapHeader(group == 0 ? 11 : 12);
       w.str("type").str("BlockStored");
       w.str("block_hashes");
       hashes(w, s.blockHashes());
@@ -66,10 +86,13 @@ final class KvEventBatchWriter {
       optionalString(w, s.loraName());
       w.str("extra_keys");
       extraKeys(w, s);
-      w.str("group_idx").integer(0);
-      w.str("kv_cache_spec_kind").str(FULL_ATTENTION);
+      w.str("group_idx").integer(group);
+      w.str("kv_cache_spec_kind").str(group == 0 ? FULL_ATTENTION : SLIDING_WINDOW);
+      if (group != 0) {
+        w.str("kv_cache_spec_sliding_window").integer(slidingWindow);
+      }
     } else {
-      w.arrayHeader(8).str("BlockStored");
+      w.arrayHeader(group == 0 ? 8 : 12).str("BlockStored");
       hashes(w, s.blockHashes());
       optionalHash(w, s.parentBlockHash());
       tokens(w, s.tokenIds());
@@ -77,21 +100,28 @@ final class KvEventBatchWriter {
       loraId(w, s.loraName());
       w.str(medium(s.medium()));
       optionalString(w, s.loraName());
+      if (group != 0) {
+        extraKeys(w, s);
+        w.integer(group).str(SLIDING_WINDOW).integer(slidingWindow);
+      }
     }
   }
 
-  private void removed(MsgpackWriter w, KvEvent.BlockRemoved r) {
+  private void removed(MsgpackWriter w, KvEvent.BlockRemoved r, int group) {
     if (format == KvEventFormat.MAP) {
       w.mapHeader(4);
       w.str("type").str("BlockRemoved");
       w.str("block_hashes");
       hashes(w, r.blockHashes());
       w.str("medium").str(medium(r.medium()));
-      w.str("group_idx").integer(0);
+      w.str("group_idx").integer(group);
     } else {
-      w.arrayHeader(3).str("BlockRemoved");
+      w.arrayHeader(group == 0 ? 3 : 4).str("BlockRemoved");
       hashes(w, r.blockHashes());
       w.str(medium(r.medium()));
+      if (group != 0) {
+        w.integer(group);
+      }
     }
   }
 

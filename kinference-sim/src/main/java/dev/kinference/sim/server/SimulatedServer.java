@@ -222,7 +222,9 @@ public final class SimulatedServer implements AutoCloseable {
   private void publishEvents(EngineStepEvents batch) {
     KvEventPublisher p = publisher;
     if (p != null) {
-      p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, batch.events()));
+      EngineConfig c = engineConfig;
+      int window = c == null ? 0 : c.model().slidingWindow();
+      p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, batch.events(), batch.groups(), window));
     }
   }
 

@@ -50,6 +50,38 @@ class KvEventEncoderTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
+  void aSlidingWindowGroupsEventsCarryItsIndexKindAndWindowInBothForms() {
+    List<KvEvent> events = List.of(
+        new KvEvent.BlockStored(new long[] {CAPTURED_HASH}, null, CAPTURED_TOKENS, 16, null, KvEvent.Medium.GPU,
+            null),
+        new KvEvent.BlockStored(new long[] {CAPTURED_HASH}, null, CAPTURED_TOKENS, 16, null, KvEvent.Medium.GPU,
+            null),
+        new KvEvent.BlockRemoved(new long[] {CAPTURED_HASH}, KvEvent.Medium.GPU));
+    List<Integer> groups = List.of(0, 1, 1);
+    for (KvEventFormat format : KvEventFormat.values()) {
+      List<Object> decoded = (List<Object>) ((List<Object>) Msgpack.decode(
+          new KvEventBatchWriter(format, 0, Map.of()).encodeBatch(CAPTURED_TS, events, groups, 128))).get(1);
+      if (format == KvEventFormat.MAP) {
+        assertThat((Map<Object, Object>) decoded.get(0)).containsEntry("group_idx", 0L)
+            .containsEntry("kv_cache_spec_kind", "full_attention").doesNotContainKey("kv_cache_spec_sliding_window");
+        assertThat((Map<Object, Object>) decoded.get(1)).containsEntry("group_idx", 1L)
+            .containsEntry("kv_cache_spec_kind", "sliding_window")
+            .containsEntry("kv_cache_spec_sliding_window", 128L);
+        assertThat((Map<Object, Object>) decoded.get(2)).containsEntry("group_idx", 1L);
+      } else {
+        assertThat((List<Object>) decoded.get(0)).hasSize(8); // group 0: as older vLLM sends it
+        assertThat(((List<Object>) decoded.get(1)).subList(9, 12)).containsExactly(1L, "sliding_window", 128L);
+        assertThat((List<Object>) decoded.get(2)).hasSize(4).last().isEqualTo(1L);
+      }
+    }
+    // a group other than 0 needs the window it describes: nothing is written
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of())
+        .encodeBatch(CAPTURED_TS, events, groups, 0)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("without a sliding window");
+  }
+
+  @Test
   void mapFormStartsWithTheBytesVllm026Sends() {
     byte[] payload = new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of()).encodeBatch(CAPTURED_TS, capturedEvents());
     String hex = HexFormat.of().formatHex(payload);
