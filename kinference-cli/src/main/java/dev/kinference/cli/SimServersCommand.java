@@ -2,6 +2,7 @@ package dev.kinference.cli;
 
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.server.SimulatedServer;
+import dev.kinference.sim.server.SimulatedServerBuilder;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -105,7 +106,7 @@ public final class SimServersCommand implements Callable<Integer> {
     }
     @Nullable ModelSpec shape = engineSpec;
     for (int i = 0; i < count; i++) {
-      SimulatedServer.Builder b = SimulatedServer.builder(model).name("sim-" + i).instantResponse(instant)
+      SimulatedServerBuilder b = SimulatedServer.builder(model).name("sim-" + i).instantResponse(instant)
           .timeScale(timeScale).defaultOutputTokens(outputTokens).kvEvents(!noKvEvents)
           .port(port == 0 ? 0 : port + i);
       if (maxNumSeqs > 0 || gpuBlocks > 0 || cpuOffloadGib > 0 || shape != null) {

@@ -10,6 +10,7 @@ import dev.kinference.endpoint.Fleet;
 import dev.kinference.routing.Router;
 import dev.kinference.sim.server.SimulatedFleet;
 import dev.kinference.sim.server.SimulatedServer;
+import dev.kinference.sim.server.SimulatedServerBuilder;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,7 +48,7 @@ final class Harness implements AutoCloseable {
 
   static final class Builder {
     int servers = 3;
-    Consumer<SimulatedServer.Builder> eachServer = s -> s.defaultOutputTokens(8).timeScale(20).kvEvents(false);
+    Consumer<SimulatedServerBuilder> eachServer = s -> s.defaultOutputTokens(8).timeScale(20).kvEvents(false);
     ExternalProviders providers = ExternalProviders.none();
     Consumer<Router.Builder> router = r -> { };
     Consumer<Gateway.Builder> gateway = g -> { };
@@ -57,7 +58,7 @@ final class Harness implements AutoCloseable {
       return this;
     }
 
-    Builder eachServer(Consumer<SimulatedServer.Builder> each) {
+    Builder eachServer(Consumer<SimulatedServerBuilder> each) {
       this.eachServer = this.eachServer.andThen(each);
       return this;
     }

@@ -94,7 +94,7 @@ public final class SimulatedFleet implements AutoCloseable {
     private final String modelName;
     private int count = 3;
     private String namePrefix = "vllm-";
-    private BiConsumer<Integer, SimulatedServer.Builder> settings = (i, b) -> {};
+    private BiConsumer<Integer, SimulatedServerBuilder> settings = (i, b) -> {};
 
     private Builder(String modelName) {
       Objects.requireNonNull(modelName, "modelName");
@@ -120,14 +120,14 @@ public final class SimulatedFleet implements AutoCloseable {
     }
 
     /** Applies the same settings to every server's builder. */
-    public Builder eachServer(java.util.function.Consumer<SimulatedServer.Builder> each) {
+    public Builder eachServer(java.util.function.Consumer<SimulatedServerBuilder> each) {
       Objects.requireNonNull(each, "each");
       this.settings = (i, b) -> each.accept(b);
       return this;
     }
 
     /** Applies settings to each server's builder, given its index (for heterogeneous fleets). */
-    public Builder eachServer(BiConsumer<Integer, SimulatedServer.Builder> each) {
+    public Builder eachServer(BiConsumer<Integer, SimulatedServerBuilder> each) {
       this.settings = Objects.requireNonNull(each, "each");
       return this;
     }
@@ -137,7 +137,7 @@ public final class SimulatedFleet implements AutoCloseable {
       List<SimulatedServer> started = new ArrayList<>(count);
       try {
         for (int i = 0; i < count; i++) {
-          SimulatedServer.Builder b = SimulatedServer.builder(modelName).name(namePrefix + i);
+          SimulatedServerBuilder b = SimulatedServer.builder(modelName).name(namePrefix + i);
           settings.accept(i, b);
           started.add(b.start());
         }

@@ -62,7 +62,7 @@
  * {@link dev.kinference.sim.server.SimulatedServer#kill()}, {@code kill(KillMode.UNREACHABLE)},
  * {@link dev.kinference.sim.server.SimulatedServer#restart()} (same ports, empty cache, counters and sequence
  * numbers from 0), {@link dev.kinference.sim.server.SimulatedServer#dropKvEvents} (a gap to repair by replay),
- * {@link dev.kinference.sim.server.SimulatedServer.Builder#instantResponse} (no engine: a proxy's own overhead).
+ * {@link dev.kinference.sim.server.SimulatedServerBuilder#instantResponse} (no engine: a proxy's own overhead).
  */
 @NullMarked
 package dev.kinference.sim.server;
