@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * Keeps sessions resident when the live sessions' contexts outgrow the candidates' KV memory. The scorer remembers,
  * per session, the endpoint its last request went to and that request's prompt length (the context the endpoint
  * caches for it), and sums those per endpoint: the KV tokens the endpoint's live sessions commit. While the sum over
- * the candidates, plus this prompt, stays within their KV memory ({@code num_gpu_blocks} times {@code block_size} as
+ * the candidates, plus this prompt, stays within {@code oversubscription} times their KV memory ({@code num_gpu_blocks} times {@code block_size} as
  * scraped), it scores 0 everywhere and leaves the decision to the other scorers. Once it does not:
  *
  * <ul>
@@ -40,8 +40,17 @@ import org.jspecify.annotations.Nullable;
 public final class SessionResidencyScorer implements Scorer {
 
   /** {@code idleExpiry}: after how long without a request a session no longer counts as holding its context. */
-  static final Parameter IDLE_EXPIRY = Parameter.positiveDuration("idleExpiry", Duration.ofSeconds(60),
+  static final Parameter IDLE_EXPIRY = Parameter.positiveDuration("idleExpiry", Duration.ofSeconds(30),
       Duration.ofDays(1), "how long after its last request a session still counts as holding its context");
+
+  /**
+   * {@code oversubscription}: how many times the candidates' KV memory the live sessions' contexts must commit before
+   * the scorer acts. Contexts counted this way overstate what must be resident at once (a session between turns can
+   * lose its cache and recompute a turn without the fleet thrashing, and a session counts until {@code idleExpiry}
+   * after its last request), so at 1 the scorer held sessions on busy servers in a fleet that still served them well.
+   */
+  static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.5, 0.0, false, 100.0, true,
+      "how many times the candidates' KV memory the sessions' contexts must commit before sessions are held");
 
   /** {@code maxSessions}: the most sessions remembered at once. */
   static final Parameter MAX_SESSIONS = Parameter.integer("maxSessions", 1_000_000, 1, 100_000_000,
@@ -53,17 +62,23 @@ public final class SessionResidencyScorer implements Scorer {
   private final Cache<String, Residence> sessions;
   private final Map<String, AtomicLong> committed = new ConcurrentHashMap<>();
   private final Parameters parameters;
+  private final double oversubscription;
 
-  /** The default, on the system clock: 60 s, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}. */
+  /**
+   * The default, on the system clock: 30 s, 1.5 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
+   */
   public SessionResidencyScorer() {
-    this((Duration) IDLE_EXPIRY.defaultValue(), (Long) MAX_SESSIONS.defaultValue(), System::nanoTime);
+    this((Duration) IDLE_EXPIRY.defaultValue(), (Double) OVERSUBSCRIPTION.defaultValue(),
+        (Long) MAX_SESSIONS.defaultValue(), System::nanoTime);
   }
 
-  SessionResidencyScorer(Duration idleExpiry, long maxSessions, LongSupplier ticker) {
+  SessionResidencyScorer(Duration idleExpiry, double oversubscription, long maxSessions, LongSupplier ticker) {
     Map<String, Object> given = new LinkedHashMap<>();
     given.put(IDLE_EXPIRY.name(), idleExpiry);
+    given.put(OVERSUBSCRIPTION.name(), oversubscription);
     given.put(MAX_SESSIONS.name(), maxSessions);
-    this.parameters = Parameters.of(List.of(IDLE_EXPIRY, MAX_SESSIONS), given);
+    this.parameters = Parameters.of(List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, MAX_SESSIONS), given);
+    this.oversubscription = oversubscription;
     this.sessions = Caffeine.newBuilder().expireAfterAccess(idleExpiry).maximumSize(maxSessions)
         .ticker(ticker::getAsLong).executor(Runnable::run)
         .<String, Residence>removalListener((key, old, cause) -> {
@@ -80,13 +95,14 @@ public final class SessionResidencyScorer implements Scorer {
 
   @Override
   public List<Parameter> declaredParameters() {
-    return List.of(IDLE_EXPIRY, MAX_SESSIONS);
+    return List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, MAX_SESSIONS);
   }
 
   /** A new instance with its own sessions, on the router's clock. */
   @Override
   public Scorer create(Parameters given, LongSupplier ticker) {
-    return new SessionResidencyScorer(given.duration(IDLE_EXPIRY.name()), given.integer(MAX_SESSIONS.name()), ticker);
+    return new SessionResidencyScorer(given.duration(IDLE_EXPIRY.name()), given.number(OVERSUBSCRIPTION.name()),
+        given.integer(MAX_SESSIONS.name()), ticker);
   }
 
   @Override
@@ -115,7 +131,7 @@ public final class SessionResidencyScorer implements Scorer {
     }
     int prompt = context.promptTokens();
     long growth = residence == null ? prompt : Math.max(0, prompt - residence.tokens());
-    if (totalCommitted + growth <= totalCapacity) {
+    if (totalCommitted + growth <= oversubscription * totalCapacity) {
       return;
     }
     if (residence != null) {

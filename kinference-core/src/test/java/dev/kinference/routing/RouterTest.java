@@ -469,12 +469,12 @@ class RouterTest {
   @Test
   void whenLiveSessionsOutgrowTheKvMemoryASessionWaitsOnItsEndpointAndANewOneThatFitsNowhereGoesToTheFullest() {
     Router router = builder(2).build();
-    // 2 x 800 tokens of KV memory: six sessions of ~300 words commit more than that
+    // 2 x 800 tokens of KV memory: ten sessions of ~300 words commit more than 1.5 times that
     for (String id : List.of("e0", "e1")) {
       state(router, id).updateMetrics(EndpointMetrics.of(0, 10, 0.95, clock.get()).withCacheConfig(16, 50));
     }
     Map<String, String> holders = new java.util.HashMap<>();
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 10; i++) {
       RoutingDecision d = router.route(InferenceRequest.builder(MODEL).system(words(i, 300)).user("turn 0")
           .sessionId("s" + i).build());
       holders.put("s" + i, d.endpoint().id());
