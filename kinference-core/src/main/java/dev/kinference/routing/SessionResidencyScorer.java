@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
  * Keeps sessions resident when the live sessions' contexts outgrow the candidates' KV memory. The scorer remembers,
  * per session, the endpoint its last request went to and that request's prompt length (the context the endpoint
  * caches for it), and sums those per endpoint: the KV tokens the endpoint's live sessions commit. While the sum over
- * the candidates, plus this prompt, stays within {@code oversubscription} times their KV memory ({@code num_gpu_blocks} times {@code block_size} as
- * scraped), it scores 0 everywhere and leaves the decision to the other scorers. Once it does not:
+ * the candidates, plus this prompt, stays within {@code oversubscription} times their KV memory ({@code
+ * num_gpu_blocks} times {@code block_size} as scraped), or while fewer than half the candidates are saturated, it scores 0 everywhere and leaves the decision to
+ * the other scorers. Once both hold:
  *
  * <ul>
  *   <li>a request of a session bound to a candidate scores 1 there and 0 elsewhere, saturated or not: waiting in
@@ -40,16 +41,17 @@ import org.jspecify.annotations.Nullable;
 public final class SessionResidencyScorer implements Scorer {
 
   /** {@code idleExpiry}: after how long without a request a session no longer counts as holding its context. */
-  static final Parameter IDLE_EXPIRY = Parameter.positiveDuration("idleExpiry", Duration.ofSeconds(30),
+  static final Parameter IDLE_EXPIRY = Parameter.positiveDuration("idleExpiry", Duration.ofSeconds(60),
       Duration.ofDays(1), "how long after its last request a session still counts as holding its context");
 
   /**
    * {@code oversubscription}: how many times the candidates' KV memory the live sessions' contexts must commit before
    * the scorer acts. Contexts counted this way overstate what must be resident at once (a session between turns can
    * lose its cache and recompute a turn without the fleet thrashing, and a session counts until {@code idleExpiry}
-   * after its last request), so at 1 the scorer held sessions on busy servers in a fleet that still served them well.
+   * after its last request), so the scorer also waits until at least half the candidates are saturated: counted alone
+   * it held sessions on busy servers in a fleet that still served them well.
    */
-  static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.5, 0.0, false, 100.0, true,
+  static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.0, 0.0, false, 100.0, true,
       "how many times the candidates' KV memory the sessions' contexts must commit before sessions are held");
 
   /** {@code maxSessions}: the most sessions remembered at once. */
@@ -65,7 +67,7 @@ public final class SessionResidencyScorer implements Scorer {
   private final double oversubscription;
 
   /**
-   * The default, on the system clock: 30 s, 1.5 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
+   * The default, on the system clock: 60 s, 1 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
    */
   public SessionResidencyScorer() {
     this((Duration) IDLE_EXPIRY.defaultValue(), (Double) OVERSUBSCRIPTION.defaultValue(),
@@ -131,7 +133,8 @@ public final class SessionResidencyScorer implements Scorer {
     }
     int prompt = context.promptTokens();
     long growth = residence == null ? prompt : Math.max(0, prompt - residence.tokens());
-    if (totalCommitted + growth <= oversubscription * totalCapacity) {
+    // the count alone overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
+    if (totalCommitted + growth <= oversubscription * totalCapacity || context.saturatedShare() < 0.5) {
       return;
     }
     if (residence != null) {
