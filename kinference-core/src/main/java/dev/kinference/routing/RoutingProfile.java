@@ -65,7 +65,7 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
 
   /**
    * The default profile: {@code predicted-ttft} 1, {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code
-   * session-affinity} 1, {@code queue-depth} 0.3, {@code prefix-under-saturation} 4 and, with a precise cache index,
+   * session-affinity} 1, {@code queue-depth} 0.3, {@code prefix-under-saturation} 4, {@code session-residency} 4 and, with a precise cache index,
    * {@code prefix-home} 1, every one with its default parameters. docs/ROUTING.md says why each is there.
    *
    * @param preciseCacheIndex whether the router's cache index is precise: an approximate one already remembers
@@ -88,7 +88,8 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
       throw new IllegalArgumentException("routerReplicas must be at least 1: " + routerReplicas);
     }
     Builder b = builder().scorer("predicted-ttft", 1.0).scorer("prefix-overlap", 1.0).scorer("kv-utilization", 0.5)
-        .scorer("session-affinity", 1.0).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4.0);
+        .scorer("session-affinity", 1.0).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4.0)
+        .scorer("session-residency", 4.0);
     if (preciseCacheIndex) {
       b.scorer("prefix-home", 1.0);
     } else if (routerReplicas > 1) {

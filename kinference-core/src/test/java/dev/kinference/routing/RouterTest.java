@@ -461,6 +461,50 @@ class RouterTest {
     assertThat(scoresOf(router.preview(request), "prefix-home")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
   }
 
+  /**
+   * Regression: with 64 agent sessions of ~55K-token contexts on 4 servers that hold ~38, sessions moved off their
+   * saturated server recomputed their contexts elsewhere and evicted the sessions resident there: the fleet thrashed
+   * and goodput fell to 5.8 requests/min (docs/ROUTING.md, session residency).
+   */
+  @Test
+  void whenLiveSessionsOutgrowTheKvMemoryASessionWaitsOnItsEndpointAndANewOneThatFitsNowhereGoesToTheFullest() {
+    Router router = builder(2).build();
+    // 2 x 800 tokens of KV memory: ten sessions of ~300 words commit more than 1.5 times that
+    for (String id : List.of("e0", "e1")) {
+      state(router, id).updateMetrics(EndpointMetrics.of(0, 10, 0.95, clock.get()).withCacheConfig(16, 50));
+    }
+    Map<String, String> holders = new java.util.HashMap<>();
+    for (int i = 0; i < 10; i++) {
+      RoutingDecision d = router.route(InferenceRequest.builder(MODEL).system(words(i, 300)).user("turn 0")
+          .sessionId("s" + i).build());
+      holders.put("s" + i, d.endpoint().id());
+      d.reportFinished(Usage.UNKNOWN);
+    }
+    String home = holders.get("s0");
+    String other = home.equals("e0") ? "e1" : "e0";
+    state(router, home).updateMetrics(EndpointMetrics.of(40, 200, 0.99, clock.get()).withCacheConfig(16, 50));
+    state(router, other).updateMetrics(EndpointMetrics.of(0, 1, 0.2, clock.get()).withCacheConfig(16, 50));
+
+    RoutingDecision next = router.preview(InferenceRequest.builder(MODEL).system(words(0, 300)).user("turn 1")
+        .sessionId("s0").build());
+    assertThat(next.endpoint().id()).as("waits where its context is").isEqualTo(home);
+    assertThat(scoresOf(next, "session-residency")).containsEntry(home, 1.0).containsEntry(other, 0.0);
+
+    Map<String, Double> fresh = scoresOf(router.preview(InferenceRequest.builder(MODEL).system(words(99, 300))
+        .user("turn 0").sessionId("new").build()), "session-residency");
+    assertThat(fresh.values()).as("fits nowhere: one endpoint takes the overflow").containsExactlyInAnyOrder(0.0, 1.0);
+
+    // with room for every session, the scorer stands back and load decides, as before
+    for (String id : List.of("e0", "e1")) {
+      state(router, id).updateMetrics(EndpointMetrics.of(id.equals(home) ? 40 : 0, id.equals(home) ? 200 : 1,
+          id.equals(home) ? 0.99 : 0.2, clock.get()).withCacheConfig(16, 1_000_000));
+    }
+    RoutingDecision roomy = router.preview(InferenceRequest.builder(MODEL).system(words(0, 300)).user("turn 1")
+        .sessionId("s0").build());
+    assertThat(scoresOf(roomy, "session-residency")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
+    assertThat(roomy.endpoint().id()).isEqualTo(other);
+  }
+
   @Test
   void aSessionStaysOnItsEndpointWhileThatEndpointIsNotSaturated() {
     Router router = builder(3).build();

@@ -51,7 +51,8 @@ class RoutingProfileTest {
       Router byDefault = loaded(precise ? builder().cacheIndex(new PreciseCacheIndex()).build() : builder().build());
       Router.Builder named = precise ? builder().cacheIndex(new PreciseCacheIndex()) : builder();
       named.scorer("predicted-ttft", 1).scorer("prefix-overlap", 1).scorer("kv-utilization", 0.5)
-          .scorer("session-affinity", 1).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4);
+          .scorer("session-affinity", 1).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4)
+          .scorer("session-residency", 4);
       if (precise) {
         named.scorer("prefix-home", 1);
       }

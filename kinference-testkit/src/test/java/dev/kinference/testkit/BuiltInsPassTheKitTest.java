@@ -15,6 +15,7 @@ import dev.kinference.routing.PrefixUnderSaturationScorer;
 import dev.kinference.routing.QueueDepthScorer;
 import dev.kinference.routing.Scorer;
 import dev.kinference.routing.SessionAffinityScorer;
+import dev.kinference.routing.SessionResidencyScorer;
 import org.junit.jupiter.api.Nested;
 
 /** Every built-in plugin passes the compatibility kit. */
@@ -97,6 +98,14 @@ class BuiltInsPassTheKitTest {
     @Override
     protected Scorer createScorer() {
       return new SessionAffinityScorer();
+    }
+  }
+
+  @Nested
+  class SessionResidency extends ScorerContract {
+    @Override
+    protected Scorer createScorer() {
+      return new SessionResidencyScorer();
     }
   }
 

@@ -1,0 +1,202 @@
+package dev.kinference.routing;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.plugin.Parameter;
+import dev.kinference.plugin.Parameters;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Keeps sessions resident when the live sessions' contexts outgrow the candidates' KV memory. The scorer remembers,
+ * per session, the endpoint its last request went to and that request's prompt length (the context the endpoint
+ * caches for it), and sums those per endpoint: the KV tokens the endpoint's live sessions commit. While the sum over
+ * the candidates, plus this prompt, stays within {@code oversubscription} times their KV memory ({@code
+ * num_gpu_blocks} times {@code block_size} as scraped), or while fewer than half the candidates are saturated, it scores 0 everywhere and leaves the decision to
+ * the other scorers. Once both hold:
+ *
+ * <ul>
+ *   <li>a request of a session bound to a candidate scores 1 there and 0 elsewhere, saturated or not: waiting in
+ *       that queue costs less than recomputing the whole context on another endpoint, whose own sessions it would
+ *       then evict;
+ *   <li>any other request scores, on each endpoint where its prompt still fits beside the committed contexts, the
+ *       share of that endpoint's KV memory left free; where it fits nowhere, 1 on the endpoint already the most
+ *       oversubscribed and 0 elsewhere, so the sessions that cannot be held all wait on one endpoint instead of
+ *       evicting the resident sessions of every endpoint.
+ * </ul>
+ *
+ * Without this, a fleet whose live sessions needed more KV memory than it had thrashed: every endpoint evicted idle
+ * sessions' contexts and recomputed them, and goodput fell to nearly 0 (docs/ROUTING.md). Scores 0 everywhere when
+ * an endpoint's KV memory is unknown. A session is keyed by tenant and id, remembered {@code idleExpiry} after its last
+ * request on the router's clock. Thread-safe; the sums are updated without a lock and may lag by a request.
+ */
+public final class SessionResidencyScorer implements Scorer {
+
+  /** {@code idleExpiry}: after how long without a request a session no longer counts as holding its context. */
+  static final Parameter IDLE_EXPIRY = Parameter.positiveDuration("idleExpiry", Duration.ofSeconds(60),
+      Duration.ofDays(1), "how long after its last request a session still counts as holding its context");
+
+  /**
+   * {@code oversubscription}: how many times the candidates' KV memory the live sessions' contexts must commit before
+   * the scorer acts. Contexts counted this way overstate what must be resident at once (a session between turns can
+   * lose its cache and recompute a turn without the fleet thrashing, and a session counts until {@code idleExpiry}
+   * after its last request), so the scorer also waits until at least half the candidates are saturated: counted alone
+   * it held sessions on busy servers in a fleet that still served them well.
+   */
+  static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.0, 0.0, false, 100.0, true,
+      "how many times the candidates' KV memory the sessions' contexts must commit before sessions are held");
+
+  /** {@code maxSessions}: the most sessions remembered at once. */
+  static final Parameter MAX_SESSIONS = Parameter.integer("maxSessions", 1_000_000, 1, 100_000_000,
+      "the most sessions remembered at once");
+
+  /** Where a session's context lives and how large it is. */
+  private record Residence(String endpointId, int tokens) {}
+
+  private final Cache<String, Residence> sessions;
+  private final Map<String, AtomicLong> committed = new ConcurrentHashMap<>();
+  private final Parameters parameters;
+  private final double oversubscription;
+
+  /**
+   * The default, on the system clock: 60 s, 1 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
+   */
+  public SessionResidencyScorer() {
+    this((Duration) IDLE_EXPIRY.defaultValue(), (Double) OVERSUBSCRIPTION.defaultValue(),
+        (Long) MAX_SESSIONS.defaultValue(), System::nanoTime);
+  }
+
+  SessionResidencyScorer(Duration idleExpiry, double oversubscription, long maxSessions, LongSupplier ticker) {
+    Map<String, Object> given = new LinkedHashMap<>();
+    given.put(IDLE_EXPIRY.name(), idleExpiry);
+    given.put(OVERSUBSCRIPTION.name(), oversubscription);
+    given.put(MAX_SESSIONS.name(), maxSessions);
+    this.parameters = Parameters.of(List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, MAX_SESSIONS), given);
+    this.oversubscription = oversubscription;
+    this.sessions = Caffeine.newBuilder().expireAfterAccess(idleExpiry).maximumSize(maxSessions)
+        .ticker(ticker::getAsLong).executor(Runnable::run)
+        .<String, Residence>removalListener((key, old, cause) -> {
+          if (old != null) {
+            committedOf(old.endpointId()).addAndGet(-old.tokens());
+          }
+        }).build();
+  }
+
+  @Override
+  public String name() {
+    return "session-residency";
+  }
+
+  @Override
+  public List<Parameter> declaredParameters() {
+    return List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, MAX_SESSIONS);
+  }
+
+  /** A new instance with its own sessions, on the router's clock. */
+  @Override
+  public Scorer create(Parameters given, LongSupplier ticker) {
+    return new SessionResidencyScorer(given.duration(IDLE_EXPIRY.name()), given.number(OVERSUBSCRIPTION.name()),
+        given.integer(MAX_SESSIONS.name()), ticker);
+  }
+
+  @Override
+  public Parameters parameters() {
+    return parameters;
+  }
+
+  @Override
+  public void score(RoutingContext context, double[] scores) {
+    int n = context.candidateCount();
+    java.util.Arrays.fill(scores, 0, n, 0.0);
+    String session = key(context.request());
+    if (session == null) {
+      return;
+    }
+    Residence residence = sessions.getIfPresent(session);
+    long totalCapacity = 0;
+    long totalCommitted = 0;
+    for (int i = 0; i < n; i++) {
+      long capacity = capacity(context.candidate(i));
+      if (capacity <= 0) {
+        return;
+      }
+      totalCapacity += capacity;
+      totalCommitted += committed(context.candidate(i).id());
+    }
+    int prompt = context.promptTokens();
+    long growth = residence == null ? prompt : Math.max(0, prompt - residence.tokens());
+    // the count alone overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
+    if (totalCommitted + growth <= oversubscription * totalCapacity || context.saturatedShare() < 0.5) {
+      return;
+    }
+    if (residence != null) {
+      for (int i = 0; i < n; i++) {
+        if (context.candidate(i).id().equals(residence.endpointId())) {
+          scores[i] = 1.0;
+          return;
+        }
+      }
+    }
+    int mostOversubscribed = 0;
+    double worst = Double.NEGATIVE_INFINITY;
+    boolean fitsSomewhere = false;
+    for (int i = 0; i < n; i++) {
+      EndpointState e = context.candidate(i);
+      long capacity = capacity(e);
+      long used = committed(e.id());
+      if (used + prompt <= capacity) {
+        scores[i] = (double) (capacity - used) / capacity;
+        fitsSomewhere = true;
+      }
+      double load = (double) used / capacity;
+      if (load > worst) {
+        worst = load;
+        mostOversubscribed = i;
+      }
+    }
+    if (!fitsSomewhere) {
+      scores[mostOversubscribed] = 1.0;
+    }
+  }
+
+  @Override
+  public void onRouted(RoutingContext context, int chosen) {
+    String session = key(context.request());
+    if (session != null) {
+      String endpointId = context.candidate(chosen).id();
+      int tokens = context.promptTokens();
+      committedOf(endpointId).addAndGet(tokens);
+      // the replaced residence's tokens leave its endpoint's sum through the removal listener
+      sessions.put(session, new Residence(endpointId, tokens));
+    }
+  }
+
+  /** The KV tokens the sessions bound to this endpoint commit, as this scorer counts them. */
+  long committed(String endpointId) {
+    AtomicLong sum = committed.get(endpointId);
+    return sum == null ? 0 : sum.get();
+  }
+
+  private AtomicLong committedOf(String endpointId) {
+    return committed.computeIfAbsent(endpointId, id -> new AtomicLong());
+  }
+
+  private static long capacity(EndpointState e) {
+    EndpointMetrics m = e.metrics();
+    return m == null ? 0 : m.numGpuBlocks() * m.blockSize();
+  }
+
+  private static @Nullable String key(dev.kinference.request.InferenceRequest request) {
+    String session = request.sessionId();
+    String tenant = request.tenant();
+    return session == null || tenant == null ? session : tenant + '\u0000' + session;
+  }
+}
