@@ -106,10 +106,10 @@ public final class SessionAffinityScorer implements Scorer {
   }
 
   /**
-   * A session is its tenant's: two tenants that send the same hint (the same {@code user} value, say) are two
-   * sessions.
+   * The key sessions are remembered under, null without a session. A session is its tenant's: two tenants that send
+   * the same hint (the same {@code user} value, say) are two sessions. Shared with {@link SessionResidencyScorer}.
    */
-  private static @org.jspecify.annotations.Nullable String key(dev.kinference.request.InferenceRequest request) {
+  static @org.jspecify.annotations.Nullable String key(dev.kinference.request.InferenceRequest request) {
     String session = request.sessionId();
     String tenant = request.tenant();
     return session == null || tenant == null ? session : tenant + '\u0000' + session;

@@ -116,7 +116,7 @@ public final class SessionResidencyScorer implements Scorer {
   public void score(RoutingContext context, double[] scores) {
     int n = context.candidateCount();
     java.util.Arrays.fill(scores, 0, n, 0.0);
-    String session = key(context.request());
+    String session = SessionAffinityScorer.key(context.request());
     if (session == null) {
       return;
     }
@@ -169,7 +169,7 @@ public final class SessionResidencyScorer implements Scorer {
 
   @Override
   public void onRouted(RoutingContext context, int chosen) {
-    String session = key(context.request());
+    String session = SessionAffinityScorer.key(context.request());
     if (session != null) {
       String endpointId = context.candidate(chosen).id();
       int tokens = context.promptTokens();
@@ -192,11 +192,5 @@ public final class SessionResidencyScorer implements Scorer {
   private static long capacity(EndpointState e) {
     EndpointMetrics m = e.metrics();
     return m == null ? 0 : m.numGpuBlocks() * m.blockSize();
-  }
-
-  private static @Nullable String key(dev.kinference.request.InferenceRequest request) {
-    String session = request.sessionId();
-    String tenant = request.tenant();
-    return session == null || tenant == null ? session : tenant + '\u0000' + session;
   }
 }
