@@ -106,17 +106,7 @@ class HybridSimulatedServerTest {
   }
 
   void awaitCaughtUp() {
-    long[] seen = {-1, System.nanoTime()};
-    await("subscriber caught up", () -> {
-      long published = server.nextKvEventSequence();
-      if (published != seen[0]) {
-        seen[0] = published;
-        seen[1] = System.nanoTime();
-        return false;
-      }
-      return published > 0 && System.nanoTime() - seen[1] > 100_000_000L
-          && subscriber().stats().lastSequence() == published - 1;
-    });
+    await("subscriber caught up", SimulatedServerIntegrationTest.caughtUp(server, this::subscriber));
   }
 
   int predicted(CacheIndex index, EndpointState state, String prompt) throws Exception {

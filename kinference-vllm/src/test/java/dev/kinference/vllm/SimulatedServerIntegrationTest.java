@@ -140,8 +140,16 @@ class SimulatedServerIntegrationTest {
    * response) and the subscriber has applied every batch it published.
    */
   void awaitCaughtUp() {
+    await("subscriber caught up", caughtUp(server, this::subscriber));
+  }
+
+  /**
+   * True once {@code server} has published nothing new for 100 ms and {@code subscriber} has applied every batch it
+   * published; shared with {@link HybridSimulatedServerTest}.
+   */
+  static BooleanSupplier caughtUp(SimulatedServer server, java.util.function.Supplier<KvEventSubscriber> subscriber) {
     long[] seen = {-1, System.nanoTime()};
-    await("subscriber caught up", () -> {
+    return () -> {
       long published = server.nextKvEventSequence();
       if (published != seen[0]) {
         seen[0] = published;
@@ -149,8 +157,8 @@ class SimulatedServerIntegrationTest {
         return false;
       }
       return published > 0 && System.nanoTime() - seen[1] > 100_000_000L
-          && subscriber().stats().lastSequence() == published - 1;
-    });
+          && subscriber.get().stats().lastSequence() == published - 1;
+    };
   }
 
   /** The cached tokens the index predicts for {@code prompt} on {@code state}, as vLLM counts them. */
