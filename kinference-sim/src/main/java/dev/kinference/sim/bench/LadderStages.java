@@ -31,7 +31,17 @@ final class LadderStages {
     }
   }
 
+  /**
+   * inference-perf's client ({@code openai_client.py}) opens an aiohttp session without a timeout of its own, so
+   * aiohttp's default total of 5 minutes applies: a request not done by then fails, and its summary leaves failed
+   * requests out of TTFT.
+   */
+  static final long CLIENT_TIMEOUT_NANOS = 300_000_000_000L;
+
   private final List<Long> starts = new ArrayList<>();
+  /** TTFTs of the requests that finished within {@link #CLIENT_TIMEOUT_NANOS}, every stage pooled. */
+  private final Histogram ttftWithinTimeout = new Histogram(HIGHEST_MICROS, 3);
+  private long timedOut;
   private final List<Stage> stages = new ArrayList<>();
 
   void onStageStart(int stage, long nanos) {
@@ -53,6 +63,11 @@ final class LadderStages {
     if (r.finished() && r.outcome() != null) {
       s.outputTokens += r.outcome().completionTokens();
     }
+    if (r.finished() && r.e2eNanos() <= CLIENT_TIMEOUT_NANOS) {
+      ttftWithinTimeout.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftNanos() / 1000)));
+    } else {
+      timedOut++;
+    }
     s.firstSend = Math.min(s.firstSend, r.sentNanos());
     s.lastEnd = Math.max(s.lastEnd, r.finished() ? r.finishNanos() : r.observedUntilNanos());
   }
@@ -67,6 +82,8 @@ final class LadderStages {
   }
 
   void absorb(LadderStages other) {
+    ttftWithinTimeout.add(other.ttftWithinTimeout);
+    timedOut += other.timedOut;
     for (int i = 0; i < other.stages.size(); i++) {
       Stage theirs = other.stages.get(i);
       if (i == stages.size()) {
@@ -79,6 +96,21 @@ final class LadderStages {
       mine.requests += theirs.requests;
       mine.outputTokens += theirs.outputTokens;
     }
+  }
+
+  /**
+   * The pooled TTFT percentile of the requests that finished within inference-perf's client timeout (5 minutes), the
+   * others left out as its summary leaves failed requests out; a lower bound on the timeout's effect, since the
+   * simulated servers kept serving the requests a real client would have abandoned.
+   */
+  double ttftWithinTimeoutSeconds(double percentile) {
+    return ttftWithinTimeout.getTotalCount() == 0 ? Double.NaN
+        : ttftWithinTimeout.getValueAtPercentile(percentile) / 1e6;
+  }
+
+  /** Requests that did not finish within the client timeout (over every seed). */
+  long timedOut() {
+    return timedOut;
   }
 
   /** The stages that started. */
