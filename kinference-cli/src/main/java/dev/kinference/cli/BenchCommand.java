@@ -1,6 +1,10 @@
 package dev.kinference.cli;
 
+import dev.kinference.sim.bench.Benchmark;
 import dev.kinference.sim.bench.BenchmarkPlan;
+import dev.kinference.sim.bench.BenchmarkResult;
+import dev.kinference.sim.bench.ConsoleProgress;
+import dev.kinference.sim.bench.LlmdLadder;
 import dev.kinference.sim.bench.Routers;
 import dev.kinference.sim.engine.Calibration;
 import dev.kinference.sim.engine.GpuSpec;
@@ -171,6 +175,17 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-progress", description = "Do not draw the progress bar.")
   boolean noProgress;
 
+  @Option(names = "--ladder", paramLabel = "MODE",
+      description = "With --scenario llm-d: run llm-d's own table as llm-d ran it instead of the rate sweep: one run "
+          + "per router through the staged load of its published benchmark (inference-perf stages: a 50 s warm-up "
+          + "at 15 QPS, then 3, 10, 15, 20, 22, 25, 30, 35, 40, 43, 46, 49, 52, 55, 57 and 60 QPS for 20-38 s each), "
+          + "every request measured, warm-up included; prints TTFT p90 pooled over the run and output tokens/s as "
+          + "the mean of the 16 stages' rates, each beside llm-d's published figure and its error, and per stage. "
+          + "MODE drain: each stage waits for its requests to finish, then 2 s, as inference-perf runs stages "
+          + "(at most 15 minutes); continuous: each stage starts when the previous one's time is up. Default routers: "
+          + "llm-d-precise, llm-d-estimated, random; takes --routers, --repeat, --seed, --threads, --no-progress.")
+  @Nullable String ladder;
+
   @Option(names = "--calibration",
       description = "Print the engine model against published vLLM figures instead of running a benchmark.")
   boolean calibration;
@@ -182,6 +197,9 @@ public final class BenchCommand implements Callable<Integer> {
     if (calibration) {
       stdout.print(Calibration.table(Calibration.points()));
       return 0;
+    }
+    if (ladder != null) {
+      return runLadder(stdout, ladder);
     }
     try {
       BenchmarkPlan.FleetOverride fleet = new BenchmarkPlan.FleetOverride(servers,
@@ -198,6 +216,57 @@ public final class BenchCommand implements Callable<Integer> {
     } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
       spec.commandLine().getErr().println("kinference bench: " + e.getMessage());
       return 2;
+    }
+  }
+
+  /** {@code --ladder MODE}: llm-d's table under its staged load; other settings of the sweep are refused. */
+  private int runLadder(PrintStream stdout, String mode) {
+    try {
+      if (!mode.equals("drain") && !mode.equals("continuous")) {
+        throw new IllegalArgumentException("--ladder takes drain or continuous, not '" + mode + "'");
+      }
+      if (!scenario.equals("llm-d")) {
+        throw new IllegalArgumentException("--ladder runs llm-d's experiment: use it with --scenario llm-d");
+      }
+      List<String> refused = new ArrayList<>();
+      addIf(refused, trace != null, "--trace");
+      addIf(refused, !rates.isEmpty(), "--rate");
+      addIf(refused, !concurrency.isEmpty(), "--concurrency");
+      addIf(refused, warmup >= 0 || duration > 0, "--warmup/--duration");
+      addIf(refused, !workloads.isEmpty() || tenantMix || !sharedPrefix.isEmpty() || !multiTurn.isEmpty()
+          || !agentic.isEmpty(), "workload options");
+      addIf(refused, servers != 0 || gpu != null || model != null || tensorParallel != 0 || cpuOffloadGib != 0,
+          "fleet options");
+      addIf(refused, routerReplicas != null, "--router-replicas");
+      addIf(refused, scrapeIntervalMs != null || metricsDelayMs != null || kvEventDelayMs != null, "delays");
+      if (!refused.isEmpty()) {
+        throw new IllegalArgumentException("--ladder runs llm-d's published setup; it does not take " + refused);
+      }
+      if (repeat < 1 || repeat > 100) {
+        throw new IllegalArgumentException("--repeat must be 1 to 100: " + repeat);
+      }
+      Benchmark.Scenario s = LlmdLadder.scenario(mode.equals("drain")).withRepeats(repeat);
+      if (!routers.isEmpty()) {
+        s = s.withRouters(routers);
+      }
+      if (seed != null) {
+        s = s.withFleet(s.fleet().withSeed(seed));
+      }
+      stdout.println("llm-d's table under its staged load (" + mode + "): " + s.routers() + ", " + repeat
+          + " seed(s)");
+      BenchmarkResult result = Benchmark.run(s,
+          noProgress ? Benchmark.Progress.NONE : new ConsoleProgress(stdout), threads);
+      stdout.print(LlmdLadder.table(result));
+      return 0;
+    } catch (IllegalArgumentException e) {
+      spec.commandLine().getErr().println("kinference bench: " + e.getMessage());
+      return 2;
+    }
+  }
+
+  private static void addIf(List<String> list, boolean condition, String name) {
+    if (condition) {
+      list.add(name);
     }
   }
 

@@ -85,4 +85,20 @@ class BenchCommandTest {
     assertThat(noScrapes.status()).isEqualTo(2);
     assertThat(noScrapes.err()).contains("the scrape interval must be positive: 0 ms");
   }
+
+  @Test
+  void theLadderRunsOnlyLlmdsPublishedSetupAndSaysWhatItRefuses(@TempDir Path dir) {
+    assertThat(CliRun.of("bench", "--help").out()).contains("--ladder=MODE").contains("llm-d-estimated");
+    CliRun scenario = CliRun.of("bench", "--ladder", "drain", "--out", dir.toString());
+    assertThat(scenario.status()).isEqualTo(2);
+    assertThat(scenario.err()).contains("use it with --scenario llm-d");
+    CliRun mode = CliRun.of("bench", "--scenario", "llm-d", "--ladder", "sometimes", "--out", dir.toString());
+    assertThat(mode.status()).isEqualTo(2);
+    assertThat(mode.err()).contains("--ladder takes drain or continuous, not 'sometimes'");
+    CliRun sweep = CliRun.of("bench", "--scenario", "llm-d", "--ladder", "continuous", "--rate", "3", "--servers",
+        "4", "--out", dir.toString());
+    assertThat(sweep.status()).isEqualTo(2);
+    assertThat(sweep.err()).contains("does not take [--rate, fleet options]");
+    assertThat(dir).isEmptyDirectory();
+  }
 }

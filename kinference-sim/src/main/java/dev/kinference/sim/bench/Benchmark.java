@@ -194,6 +194,9 @@ public final class Benchmark {
               && workload instanceof dev.kinference.sim.workload.TimedWorkload timed) {
             measureSeconds = Math.max(measureSeconds, timed.durationNanos() / replay.speedup() / 1e9);
           }
+          if (job.load() instanceof LoadPattern.Ladder ladder) {
+            measureSeconds = ladder.sendTime().toNanos() / 1e9;
+          }
           RunResult result = new RunResult(job.router(), job.workload().name(), job.load(), scenario.slo(),
               measureSeconds);
           dev.kinference.sim.fleet.RunObserver observer = new dev.kinference.sim.fleet.RunObserver() {
@@ -205,6 +208,11 @@ public final class Benchmark {
             @Override
             public void onTokenGap(dev.kinference.sim.workload.ClientRequest request, long gapNanos) {
               result.onTokenGap(request, gapNanos);
+            }
+
+            @Override
+            public void onStageStart(int stage, long nanos) {
+              result.onStageStart(stage, nanos);
             }
 
             @Override

@@ -45,6 +45,7 @@ public final class RunResult implements RunObserver {
   private long[] finishedPerSecond = new long[0];
   private long[] metSloPerSecond = new long[0];
   private VirtualFleet.RunStats stats;
+  private final LadderStages ladderStages = new LadderStages();
 
   public RunResult(String router, String workload, LoadPattern load, Slo slo, double measureSeconds) {
     this.router = Objects.requireNonNull(router, "router");
@@ -56,7 +57,13 @@ public final class RunResult implements RunObserver {
   }
 
   @Override
+  public void onStageStart(int stage, long nanos) {
+    ladderStages.onStageStart(stage, nanos);
+  }
+
+  @Override
   public void onRequest(CompletedRequest r) {
+    ladderStages.onRequest(r);
     requests++;
     if (servedPerServer.length <= r.server()) {
       servedPerServer = Arrays.copyOf(servedPerServer, r.server() + 1);
@@ -105,6 +112,7 @@ public final class RunResult implements RunObserver {
    * measured time too, so rates stay per minute of measurement.
    */
   void absorb(RunResult other) {
+    ladderStages.absorb(other.ladderStages);
     ttft.add(other.ttft);
     itl.add(other.itl);
     e2e.add(other.e2e);
@@ -223,6 +231,11 @@ public final class RunResult implements RunObserver {
   /** Measured requests that met the SLO. */
   public long metSlo() {
     return metSlo;
+  }
+
+  /** A ladder run's per-stage figures (no stages for other loads). */
+  LadderStages ladderStages() {
+    return ladderStages;
   }
 
   /** TTFT percentile in seconds (NaN without data). */

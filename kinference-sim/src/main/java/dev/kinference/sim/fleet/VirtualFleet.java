@@ -187,8 +187,14 @@ public final class VirtualFleet {
     private final FleetRouter router;
     private final RunObserver observer;
     private final long measureStart;
-    private final long measureEnd;
-    private final long deadline;
+    /** Final except for a ladder, whose end is known only when its last stage has sent. */
+    private long measureEnd;
+    private long deadline;
+    private final long drainLimit;
+    /** The ladder's stage now sending, its sends so far and its requests in flight (a ladder only). */
+    private int stage = -1;
+    private int sentInStage;
+    private int stageInFlight;
     private final SimEngine[] engines;
     private final List<Endpoint> endpoints;
     private final PriorityQueue<Event> queue = new PriorityQueue<>();
@@ -220,13 +226,20 @@ public final class VirtualFleet {
       SplittableRandom phases = master.split();
       long start = window.measureStartNanos();
       long end = window.measureEndNanos();
+      this.drainLimit = window.drainLimit().toNanos();
+      if (load instanceof LoadPattern.Ladder) {
+        // every stage is measured, the warm-up too, as inference-perf's summary pools them; the end is set when
+        // the last stage has sent
+        start = 0;
+        end = Long.MAX_VALUE;
+      }
       if (load instanceof LoadPattern.Replay replay) {
         long traceEnd = (long) (((TimedWorkload) workload).durationNanos() / replay.speedup()) + 1;
         end = Math.max(end, traceEnd);
       }
       this.measureStart = start;
       this.measureEnd = end;
-      this.deadline = end + window.drainLimit().toNanos();
+      this.deadline = end == Long.MAX_VALUE ? Long.MAX_VALUE : end + drainLimit;
       int n = settings.servers();
       this.engines = new SimEngine[n];
       this.dispatched = new long[n];
@@ -316,8 +329,9 @@ public final class VirtualFleet {
           touch(ei).advanceTo(te);
         }
         if (now >= nextProgress) {
-          observer.onProgress(now, deadline);
-          nextProgress = now + Math.max(1, deadline / 200);
+          long total = progressTotal();
+          observer.onProgress(now, total);
+          nextProgress = now + Math.max(1, total / 200);
         }
       }
       for (InFlight f : inFlight.values()) {
@@ -331,9 +345,17 @@ public final class VirtualFleet {
       for (SimEngine e : engines) {
         metrics.add(e.metrics());
       }
-      observer.onProgress(deadline, deadline);
+      observer.onProgress(progressTotal(), progressTotal());
       return new RunStats(router.name(), load, now, System.nanoTime() - wallStart, sent, measured, dispatched,
           metrics);
+    }
+
+    /** The run's expected length for progress: the deadline, or a ladder's send time thrice (it drains). */
+    private long progressTotal() {
+      if (deadline == Long.MAX_VALUE && load instanceof LoadPattern.Ladder ladder) {
+        return Math.max(now + 1, 3 * ladder.sendTime().toNanos());
+      }
+      return Math.max(1, deadline);
     }
 
     private void schedule(long time, Runnable action) {
@@ -358,12 +380,71 @@ public final class VirtualFleet {
         }
         case LoadPattern.Poisson poisson -> scheduleClient(nextPoissonGap(poisson), () -> poissonArrival(poisson));
         case LoadPattern.Replay replay -> scheduleNextTimed(replay);
+        case LoadPattern.Ladder ladder -> startStage(ladder, 0);
+      }
+    }
+
+    private void startStage(LoadPattern.Ladder ladder, int index) {
+      stage = index;
+      sentInStage = 0;
+      stageInFlight = 0;
+      observer.onStageStart(index, now);
+      LoadPattern.Ladder.Stage s = ladder.stages().get(index);
+      if (!ladder.drainBetweenStages() && index + 1 < ladder.stages().size()) {
+        scheduleClient(now + s.duration().toNanos(), () -> startStage(ladder, index + 1));
+      }
+      scheduleClient(nextPoissonGap(s.ratePerSecond()), () -> ladderArrival(ladder, index));
+    }
+
+    private void ladderArrival(LoadPattern.Ladder ladder, int index) {
+      if (stage != index) {
+        return; // without drain, the next stage started when this one's time was up
+      }
+      LoadPattern.Ladder.Stage s = ladder.stages().get(index);
+      issueNext(workload.newSession(workloadRandom, sessions++), false);
+      if (++sentInStage < s.sessions()) {
+        scheduleClient(nextPoissonGap(s.ratePerSecond()), () -> ladderArrival(ladder, index));
+        return;
+      }
+      boolean last = index + 1 == ladder.stages().size();
+      if (last) {
+        measureEnd = now;
+        deadline = now + drainLimit;
+      } else if (ladder.drainBetweenStages()) {
+        // inference-perf waits for the stage's requests without a limit; ours waits at most the drain limit
+        schedule(now + drainLimit, () -> endStage(ladder, index));
+        if (stageInFlight == 0) {
+          endStage(ladder, index);
+        }
+      }
+    }
+
+    /** Moves a drained ladder past stage {@code index}, once: when its last request ends or its drain limit passes. */
+    private void endStage(LoadPattern.Ladder ladder, int index) {
+      if (stage != index) {
+        return;
+      }
+      stage = -2 - index; // between stages: no stage is sending
+      scheduleClient(now + ladder.interval().toNanos(), () -> startStage(ladder, index + 1));
+    }
+
+    private void onLadderRequestEnd(int requestStage) {
+      if (requestStage == stage) {
+        stageInFlight--;
+        if (stageInFlight == 0 && load instanceof LoadPattern.Ladder ladder && ladder.drainBetweenStages()
+            && stage + 1 < ladder.stages().size() && sentInStage == ladder.stages().get(stage).sessions()) {
+          endStage(ladder, stage);
+        }
       }
     }
 
     private long nextPoissonGap(LoadPattern.Poisson p) {
+      return nextPoissonGap(p.ratePerSecond());
+    }
+
+    private long nextPoissonGap(double ratePerSecond) {
       double u = arrivalRandom.nextDouble();
-      return now + (long) (-Math.log(1 - u) / p.ratePerSecond() * 1e9);
+      return now + (long) (-Math.log(1 - u) / ratePerSecond * 1e9);
     }
 
     private void poissonArrival(LoadPattern.Poisson p) {
@@ -410,7 +491,11 @@ public final class VirtualFleet {
         throw new IllegalStateException(router.name() + " chose server " + server + " of " + engines.length);
       }
       boolean isMeasured = now >= measureStart && now < measureEnd;
-      InFlight f = new InFlight(request, session, decision, server, now, isMeasured, closedLoop);
+      InFlight f = new InFlight(request, session, decision, server, now, isMeasured, closedLoop,
+          Math.max(-1, stage));
+      if (stage >= 0) {
+        stageInFlight++;
+      }
       inFlight.put(request.id(), f);
       sent++;
       dispatched[server]++;
@@ -454,12 +539,14 @@ public final class VirtualFleet {
       final long sentNanos;
       final boolean measured;
       final boolean closedLoop;
+      /** The ladder stage that sent it, or -1. */
+      final int stage;
       long firstTokenNanos = -1;
       long lastTokenNanos = -1;
       long maxGapNanos;
 
       InFlight(ClientRequest request, Session session, FleetRouter.Decision decision, int server, long sentNanos,
-          boolean measured, boolean closedLoop) {
+          boolean measured, boolean closedLoop, int stage) {
         this.request = request;
         this.session = session;
         this.decision = decision;
@@ -467,6 +554,7 @@ public final class VirtualFleet {
         this.sentNanos = sentNanos;
         this.measured = measured;
         this.closedLoop = closedLoop;
+        this.stage = stage;
       }
 
       @Override
@@ -493,6 +581,9 @@ public final class VirtualFleet {
         now = Math.max(now, outcome.finishNanos());
         inFlight.remove(request.id());
         decision.onFinished(outcome, now);
+        if (stage >= 0) {
+          onLadderRequestEnd(stage);
+        }
         if (measured) {
           observer.onRequest(new CompletedRequest(request, server, sentNanos, firstTokenNanos, now, outcome,
               maxGapNanos));
