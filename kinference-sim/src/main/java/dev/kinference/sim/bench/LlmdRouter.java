@@ -7,17 +7,18 @@ import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.FleetView;
 import dev.kinference.sim.workload.ClientRequest;
 import java.util.Objects;
+import java.util.SplittableRandom;
 import org.jspecify.annotations.Nullable;
 
 /**
  * llm-d's weighted profile, what its endpoint picker runs without a configuration and its router Helm chart without a
  * values file ({@code llm-d/llm-d-router}, {@code pkg/epp/config/loader/defaults.go} and
  * {@code config/charts/routerlib/templates/_config.yaml}): weighted sum of the prefix scorer (weight 3), the queue
- * scorer (2) and the KV-cache utilisation scorer (2), maximum score wins; ties go round robin, as the
- * {@code max-score-picker} breaks them ({@code pkg/epp/framework/plugins/scheduling/picker/maxscore/picker.go} and
- * {@code picker/common.go} {@code RotateScoredEndpoints}: the tied endpoints rotated by a counter modulo their
- * number, reset when it reaches it; until 2026-12-01 this model broke ties at random, as the picker once shuffled).
- * Its well-lit path now ships a different profile, {@link LlmdStickyRouter}.
+ * scorer (2) and the KV-cache utilisation scorer (2), maximum score wins, ties at random: the
+ * {@code max-score-picker} ({@code pkg/epp/framework/plugins/scheduling/picker/maxscore/picker.go}) rotates the tied
+ * endpoints by a round-robin counter ({@code picker/common.go}, {@code RotateScoredEndpoints}), but their order comes
+ * from iterating a Go map of scores ({@code runPickerPlugin} in the scheduler profile), which is random on every call,
+ * so the pick among ties is random. Its well-lit path now ships a different profile, {@link LlmdStickyRouter}.
  * <ul>
  *   <li>queue ({@code scorer/queuedepth/queue.go}): {@code (maxQ - q) / (maxQ - minQ)} over the servers, 1 for all
  *       when equal, q the scraped {@code vllm:num_requests_waiting};</li>
@@ -32,11 +33,12 @@ import org.jspecify.annotations.Nullable;
  *       blocks ({@code precise-prefix-cache-scorer}, absolute {@code matched / total} since llm-d-router #1107,
  *       2026-05-14; min-max normalised across servers before).</li>
  * </ul>
- * Metrics are those of the last scrape (llm-d's {@code refreshMetricsInterval}, 50 ms by default,
- * {@code DefaultRefreshMetricsInterval}), so requests that arrive together are scored on the same queues and KV usage
- * and, their prefix scores equal (only a first block every server holds), all go to the same server: faithful to the
- * code, and what makes this profile fall below random on a trace whose requests come in bursts (docs/BENCHMARKS.md,
- * "Comparison routers on long conversations").
+ * Metrics are those of the last scrape (the endpoint picker's {@code refreshMetricsInterval}, 50 ms by default,
+ * {@code DefaultRefreshMetricsInterval}, as the simulator scrapes), and {@code vllm:num_requests_waiting} counts a
+ * request only once its server has it; so requests that arrive together are scored on the same queues and KV usage
+ * and, their prefix scores equal (only a first block every server holds), all go to the same server. That is faithful
+ * to the code, and what makes this profile fall below random on a trace whose requests come in bursts
+ * (docs/BENCHMARKS.md, "Comparison routers on long conversations").
  * The {@link #estimated(long) estimated} variant is the approximate row of llm-d's published precise-prefix benchmark
  * ("estimated-scheduling" in the report of its precise-prefix-cache-aware guide): the {@link GiePrefixIndex} over
  * 64-character blocks, at most 256, weighted prefix 1, KV 1, queue 1.
@@ -52,7 +54,7 @@ final class LlmdRouter implements FleetRouter {
 
   private final boolean precise;
   private final boolean estimated;
-  private final MaxScorePicker picker;
+  private final SplittableRandom random;
   private ScrapedState scraped = new ScrapedState(0);
   private @Nullable EventPrefixIndex events;
   private @Nullable LlmdApproxPrefixIndex approximate;
@@ -66,7 +68,7 @@ final class LlmdRouter implements FleetRouter {
   private LlmdRouter(boolean precise, boolean estimated, long seed) {
     this.precise = precise;
     this.estimated = estimated;
-    this.picker = new MaxScorePicker(Math.floorMod(seed, 64));
+    this.random = new SplittableRandom(seed);
   }
 
   /** llm-d's published approximate configuration (see the class comment). */
@@ -136,12 +138,21 @@ final class LlmdRouter implements FleetRouter {
       minQ = Math.min(minQ, scraped.waiting(i));
       maxQ = Math.max(maxQ, scraped.waiting(i));
     }
+    double best = Double.NEGATIVE_INFINITY;
+    int chosen = 0;
+    int ties = 0;
     for (int i = 0; i < n; i++) {
       double prefix = total == 0 ? 0 : (double) matched[i] / total;
-      scores[i] = estimated ? scoreEstimated(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i))
+      double s = estimated ? scoreEstimated(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i))
           : score(prefix, scraped.waiting(i), minQ, maxQ, scraped.kvUsage(i));
+      if (s > best + 1e-9) {
+        best = s;
+        chosen = i;
+        ties = 1;
+      } else if (Math.abs(s - best) <= 1e-9 && random.nextInt(++ties) == 0) {
+        chosen = i;
+      }
     }
-    int chosen = picker.pick(scores);
     if (blocks != null && estimated) {
       Objects.requireNonNull(characters).record(chosen, blocks);
     } else if (blocks != null) {
@@ -163,44 +174,6 @@ final class LlmdRouter implements FleetRouter {
   static double score(double prefix, int waiting, int minQ, int maxQ, double kvUsage) {
     double queue = maxQ == minQ ? 1.0 : (double) (maxQ - waiting) / (maxQ - minQ);
     return PREFIX_WEIGHT * prefix + QUEUE_WEIGHT * queue + KV_WEIGHT * (1 - kvUsage);
-  }
-
-  /**
-   * llm-d's {@code max-score-picker} picking one endpoint: the highest score; among equal ones (the tier in server
-   * order) the one a round-robin counter points at. Not thread-safe.
-   */
-  static final class MaxScorePicker {
-
-    private int counter;
-
-    /** A picker whose counter starts at {@code counter} (llm-d's starts at 0 with the process). */
-    MaxScorePicker(int counter) {
-      this.counter = counter;
-    }
-
-    int pick(double[] scores) {
-      double best = Double.NEGATIVE_INFINITY;
-      int tied = 0;
-      for (double s : scores) {
-        if (s > best) {
-          best = s;
-          tied = 1;
-        } else if (s == best) {
-          tied++;
-        }
-      }
-      int rotation = counter % tied;
-      counter++;
-      if (counter >= tied) {
-        counter = 0;
-      }
-      for (int i = 0, seen = 0; i < scores.length; i++) {
-        if (scores[i] == best && seen++ == rotation) {
-          return i;
-        }
-      }
-      throw new IllegalArgumentException("no scores");
-    }
   }
 
   /** The published estimated-scheduling score: {@code prefix + queue + (1 - kv usage)}, each weighted 1. */

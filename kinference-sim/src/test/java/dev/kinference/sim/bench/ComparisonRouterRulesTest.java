@@ -39,21 +39,6 @@ class ComparisonRouterRulesTest {
   }
 
   @Test
-  void llmdMaxScorePickerTakesTheBestAndRotatesThroughEqualBestScoresInOrder() {
-    LlmdRouter.MaxScorePicker picker = new LlmdRouter.MaxScorePicker(0);
-    double[] tiedTier = {0.5, 2.0, 1.0, 2.0, 2.0};
-    int[] picks = new int[6];
-    for (int i = 0; i < picks.length; i++) {
-      picks[i] = picker.pick(tiedTier);
-    }
-    assertThat(picks).containsExactly(1, 3, 4, 1, 3, 4);
-    // a unique best is always taken, and a burst scored on one scrape all goes to it
-    for (int i = 0; i < 10; i++) {
-      assertThat(picker.pick(new double[] {3.9, 4.1, 4.0})).isEqualTo(1);
-    }
-  }
-
-  @Test
   void llmdStickyBreaksTiesAtRandom() {
     int[] picked = new int[3];
     SplittableRandom random = new SplittableRandom(5);
