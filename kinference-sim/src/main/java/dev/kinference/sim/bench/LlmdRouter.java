@@ -14,8 +14,11 @@ import org.jspecify.annotations.Nullable;
  * llm-d's weighted profile, what its endpoint picker runs without a configuration and its router Helm chart without a
  * values file ({@code llm-d/llm-d-router}, {@code pkg/epp/config/loader/defaults.go} and
  * {@code config/charts/routerlib/templates/_config.yaml}): weighted sum of the prefix scorer (weight 3), the queue
- * scorer (2) and the KV-cache utilisation scorer (2), maximum score wins, ties at random ({@code max-score-picker}
- * shuffles before sorting). Its well-lit path now ships a different profile, {@link LlmdStickyRouter}.
+ * scorer (2) and the KV-cache utilisation scorer (2), maximum score wins, ties at random: the
+ * {@code max-score-picker} ({@code pkg/epp/framework/plugins/scheduling/picker/maxscore/picker.go}) rotates the tied
+ * endpoints by a round-robin counter ({@code picker/common.go}, {@code RotateScoredEndpoints}), but their order comes
+ * from iterating a Go map of scores ({@code runPickerPlugin} in the scheduler profile), which is random on every call,
+ * so the pick among ties is random. Its well-lit path now ships a different profile, {@link LlmdStickyRouter}.
  * <ul>
  *   <li>queue ({@code scorer/queuedepth/queue.go}): {@code (maxQ - q) / (maxQ - minQ)} over the servers, 1 for all
  *       when equal, q the scraped {@code vllm:num_requests_waiting};</li>
@@ -30,6 +33,12 @@ import org.jspecify.annotations.Nullable;
  *       blocks ({@code precise-prefix-cache-scorer}, absolute {@code matched / total} since llm-d-router #1107,
  *       2026-05-14; min-max normalised across servers before).</li>
  * </ul>
+ * Metrics are those of the last scrape (the endpoint picker's {@code refreshMetricsInterval}, 50 ms by default,
+ * {@code DefaultRefreshMetricsInterval}, as the simulator scrapes), and {@code vllm:num_requests_waiting} counts a
+ * request only once its server has it; so requests that arrive together are scored on the same queues and KV usage
+ * and, their prefix scores equal (only a first block every server holds), all go to the same server. That is faithful
+ * to the code, and what makes this profile fall below random on a trace whose requests come in bursts
+ * (docs/BENCHMARKS.md, "Comparison routers on long conversations").
  * The {@link #estimated(long) estimated} variant is the approximate row of llm-d's published precise-prefix benchmark
  * ("estimated-scheduling" in the report of its precise-prefix-cache-aware guide): the {@link GiePrefixIndex} over
  * 64-character blocks, at most 256, weighted prefix 1, KV 1, queue 1.

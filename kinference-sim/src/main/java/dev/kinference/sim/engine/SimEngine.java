@@ -169,6 +169,12 @@ public final class SimEngine {
     return true;
   }
 
+  /** Whether request {@code requestId} has reached this engine and is still active: for an oracle router. */
+  public boolean holds(String requestId) {
+    Sequence s = active.get(requestId);
+    return s != null && !s.finished;
+  }
+
   /**
    * When the engine next needs {@link #advanceTo}: the end of the step in flight, {@link #now()} if it is idle with
    * work it can schedule, the end of the first load from the offload tier if it waits for one, or

@@ -165,6 +165,32 @@ class ComparisonRoutersTest {
     assertThat(oracle.ttftSeconds(90)).isLessThan(worst);
   }
 
+  @Test
+  void theOracleSpreadsABurstOfRequestsSentAtOneInstant() {
+    // 16 fresh 4K-token prompts at each whole second, as the public conversation trace sends them: the engines
+    // cannot show requests still on their way, so before it counted its own sends the oracle put a burst on the
+    // server that looked idlest and was far worse than random
+    List<MooncakeTrace.Entry> entries = new ArrayList<>();
+    for (int i = 0; i < 600; i++) {
+      long first = 1000 + 8L * i;
+      entries.add(new MooncakeTrace.Entry(i / 16 * 2000L, 8 * 512, 64,
+          new long[] {0, first, first + 1, first + 2, first + 3, first + 4, first + 5, first + 6}));
+    }
+    java.io.StringWriter jsonl = new java.io.StringWriter();
+    try {
+      MooncakeTrace.write(entries, jsonl);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    EngineSpec engine = EngineSpec.of(GpuSpec.H100, ModelSpec.QWEN3_8B, 1);
+    VirtualFleet fleet = VirtualFleet.of(VirtualFleet.Settings.of(16, engine, 3));
+    VirtualFleet.Window window = new VirtualFleet.Window(Duration.ZERO, Duration.ofMillis(1), Duration.ofSeconds(60));
+    RunResult oracle = replay(fleet, window, jsonl.toString(), Routers.ORACLE);
+    RunResult random = replay(fleet, window, jsonl.toString(), Routers.RANDOM);
+    assertThat(oracle.ttftSeconds(90)).isLessThan(random.ttftSeconds(90));
+    assertThat(Arrays.stream(oracle.requestsPerServer()).max().orElseThrow()).isLessThanOrEqualTo(600 / 16 + 8);
+  }
+
   private static RunResult replay(VirtualFleet fleet, VirtualFleet.Window window, String jsonl, String router) {
     MooncakeTrace trace = MooncakeTrace.read(new java.io.StringReader(jsonl), "Qwen3-8B", 0, "test");
     RunResult result = new RunResult(router, "trace", new LoadPattern.Replay(1),
