@@ -50,7 +50,8 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Replay a Mooncake-format JSONL trace (timestamp ms, input_length, output_length, hash_ids of "
           + "512-token blocks) instead of a scenario: Mooncake's FAST'25 conversation_trace.jsonl or "
           + "toolagent_trace.jsonl, or one written by dev.kinference.sim.workload.ToolAgentTrace (the toolagent "
-          + "shape) or LongConversationTrace. --speedup sets its speed.")
+          + "shape), LongConversationTrace or BurstyConversationTrace (the public conversation trace's heavy-tailed "
+          + "prompts and whole-second bursts). --speedup sets its speed.")
   @Nullable Path trace;
 
   @Option(names = "--speedup", defaultValue = "1", paramLabel = "X",
