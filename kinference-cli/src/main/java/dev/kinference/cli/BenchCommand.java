@@ -94,8 +94,9 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--router-replicas", paramLabel = "N",
       description = "Run each router also as N independent replicas behind a Service (NAME@N: each request to a "
           + "random replica, each with its own view, in-flight counts, index and sessions) next to one instance "
-          + "(NAME@1), and print goodput, hit rate and herding side by side. Without --routers: ours (precise and "
-          + "approximate) and llm-d's. NAME@N also works in --routers.")
+          + "(NAME@1), and print goodput, hit rate and herding side by side; ours also as NAME@Ns, replicas that "
+          + "share their in-flight accounts at each scrape. Without --routers: ours (precise and approximate) and "
+          + "llm-d's. NAME@N and NAME@Ns also work in --routers.")
   @Nullable Integer routerReplicas;
 
   @Option(names = "--workloads", split = ",", paramLabel = "NAME",
@@ -271,7 +272,10 @@ public final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  /** The routers to run: with {@code --router-replicas N}, each as {@code NAME@1} and {@code NAME@N}. */
+  /**
+   * The routers to run: with {@code --router-replicas N}, each as {@code NAME@1} and {@code NAME@N}, and ours also
+   * as {@code NAME@Ns} (replicas sharing their in-flight accounts).
+   */
   private List<String> withReplicas() {
     Integer n = routerReplicas;
     if (n == null) {
@@ -286,6 +290,9 @@ public final class BenchCommand implements Callable<Integer> {
     for (String r : base) {
       out.add(Routers.replicated(r, 1));
       out.add(Routers.replicated(r, n));
+      if (Routers.sharesInFlight(r)) {
+        out.add(Routers.replicatedSharing(r, n));
+      }
     }
     return out;
   }

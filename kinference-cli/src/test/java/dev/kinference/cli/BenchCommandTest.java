@@ -42,6 +42,19 @@ class BenchCommandTest {
   }
 
   @Test
+  void routerReplicasRunOursAlsoAsReplicasSharingTheirAccountsAndOthersOnlyIndependent(@TempDir Path dir) {
+    CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "kinference-precise,random", "--workloads",
+        "unique", "--concurrency", "2", "--warmup", "1", "--duration", "3", "--router-replicas", "2",
+        "--no-progress", "--out", dir.toString());
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out()).contains("Router replicas").contains("kinference-precise@1").contains("kinference-precise@2")
+        .contains("kinference-precise@2s").contains("random@2").doesNotContain("random@2s");
+    CliRun bad = CliRun.of("bench", "--scenario", "smoke", "--routers", "random@2s", "--out", dir.toString());
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("share their in-flight accounts");
+  }
+
+  @Test
   void theWorkloadsCanBeReshaped(@TempDir Path dir) {
     CliRun r = CliRun.of("bench", "--scenario", "smoke", "--routers", "random", "--workloads",
         "shared-prefix,multi-turn", "--shared-prefix", "4,2,512,64,16", "--multi-turn", "1,100,2,3,50,20,500",

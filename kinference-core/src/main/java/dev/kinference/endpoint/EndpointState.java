@@ -16,6 +16,11 @@ import org.jspecify.annotations.Nullable;
  * <p>The account is kept by the {@code Router} and by the lifecycle calls on a {@code RoutingDecision}; other code
  * reads it. "Since the last scrape" counts requests dispatched after the current metrics were taken, which those
  * metrics cannot yet show.
+ *
+ * <p>One of several router replicas sharing the traffic sees only its own sends; what the others share of theirs
+ * ({@link #updatePeerPendingPrefillTokens}) counts beside its own. Without it, each replica took the servers it had
+ * not sent to lately for idle while another replica's prompts were still in their prefill, which the scraped queue
+ * does not show (docs/BENCHMARKS.md, "Router replicas").
  */
 public final class EndpointState {
 
@@ -38,6 +43,7 @@ public final class EndpointState {
   private volatile double uncachedTokensPerRequest;
   private final PrefillRate prefillRate;
   private volatile @Nullable OffloadTier offloadTier;
+  private volatile long peerPendingPrefillTokens;
 
   EndpointState(Endpoint endpoint, int slot, PrefillRate prefillRate) {
     this.endpoint = endpoint;
@@ -94,6 +100,25 @@ public final class EndpointState {
   /** Sets (or, with null, removes) the offload tier routing credits; called by whoever follows its KV events. */
   public void attachOffloadTier(@Nullable OffloadTier tier) {
     offloadTier = tier;
+  }
+
+  /**
+   * Replaces what the other router replicas sharing the traffic last shared of their accounts here: the uncached
+   * prompt tokens of their requests still waiting for a first token. {@link #estimatedPendingPrefillTokens()} adds
+   * them to this router's own; 0 (the default) while nothing is shared.
+   *
+   * @throws IllegalArgumentException if negative; the previous value stays
+   */
+  public void updatePeerPendingPrefillTokens(long tokens) {
+    if (tokens < 0) {
+      throw new IllegalArgumentException("peer pending prefill tokens must not be negative: " + tokens);
+    }
+    peerPendingPrefillTokens = tokens;
+  }
+
+  /** The other router replicas' pending prefill tokens here, as last shared; 0 while nothing is shared. */
+  public long peerPendingPrefillTokens() {
+    return peerPendingPrefillTokens;
   }
 
   /** Replaces the metrics snapshot; called by the scraper. */
@@ -165,10 +190,11 @@ public final class EndpointState {
 
   /**
    * Prompt tokens the server must prefill before a new request's own: the larger of the router's exact count of
-   * its own and an estimate from the scraped queue (which also holds other routers' requests).
+   * its own (with what other router replicas shared of theirs) and an estimate from the scraped queue (which also
+   * holds other routers' requests, but not those in their prefill).
    */
   public long estimatedPendingPrefillTokens() {
-    long own = pendingPrefillTokens.get();
+    long own = pendingPrefillTokens.get() + peerPendingPrefillTokens;
     EndpointMetrics m = metrics;
     if (m == null) {
       return own;

@@ -1,6 +1,7 @@
 package dev.kinference.endpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
@@ -36,5 +37,28 @@ class EndpointStateTest {
     state.onFirstToken(100, generation);
     assertThat(state.estimatedWaiting()).isEqualTo(4);
     assertThat(state.estimatedWaiting(1)).isEqualTo(4.0);
+  }
+
+  @Test
+  void whatOtherRouterReplicasSharedOfTheirPendingPrefillCountsBesideTheOwnAccount() {
+    state.onDispatched(1000);
+    state.updatePeerPendingPrefillTokens(3000);
+    assertThat(state.estimatedPendingPrefillTokens()).isEqualTo(4000);
+
+    // the scraped queue (one request of about 1,000 tokens) holds no request in its prefill: the shared account wins
+    state.updateMetrics(EndpointMetrics.of(1, 2, 0.2, 1));
+    assertThat(state.estimatedPendingPrefillTokens()).isEqualTo(4000);
+
+    state.updatePeerPendingPrefillTokens(0);
+    assertThat(state.estimatedPendingPrefillTokens()).isEqualTo(1000);
+  }
+
+  @Test
+  void aNegativePeerAccountIsRejectedAndTheLastOneKept() {
+    state.updatePeerPendingPrefillTokens(500);
+    assertThatThrownBy(() -> state.updatePeerPendingPrefillTokens(-1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be negative: -1");
+    assertThat(state.peerPendingPrefillTokens()).isEqualTo(500);
+    assertThat(state.estimatedPendingPrefillTokens()).isEqualTo(500);
   }
 }

@@ -99,6 +99,11 @@ final class KinferenceRouter implements FleetRouter {
     }
   }
 
+  /** This router's state of {@code server}: its own account of what it sent there. */
+  EndpointState state(int server) {
+    return states[server];
+  }
+
   /** The router, for tests. */
   Router router() {
     return Objects.requireNonNull(router);

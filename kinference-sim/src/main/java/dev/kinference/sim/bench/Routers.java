@@ -55,9 +55,14 @@ public final class Routers {
       return single(name, seed);
     }
     String base = name.substring(0, at);
+    String countText = name.substring(at + 1);
+    boolean shareInFlight = countText.endsWith(SHARED_SUFFIX);
+    if (shareInFlight) {
+      countText = countText.substring(0, countText.length() - SHARED_SUFFIX.length());
+    }
     int count;
     try {
-      count = Integer.parseInt(name.substring(at + 1));
+      count = Integer.parseInt(countText);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("router '" + name + "': the replica count after @ must be a number", e);
     }
@@ -65,8 +70,12 @@ public final class Routers {
       throw new IllegalArgumentException("router '" + name + "': replicas must be 1 to " + MAX_REPLICAS);
     }
     single(base, seed); // fails early on an unknown name
+    if (shareInFlight && !sharesInFlight(base)) {
+      throw new IllegalArgumentException("router '" + name + "': only " + OURS + " and " + OURS_APPROX
+          + " replicas share their in-flight accounts (" + SHARED_SUFFIX + ")");
+    }
     return new ReplicatedRouter(count, i -> replica(base, seed + 0x9E3779B97F4A7C15L * i, count),
-        seed ^ 0xA5A5A5A5L, herdingWindow.toNanos());
+        seed ^ 0xA5A5A5A5L, herdingWindow.toNanos(), shareInFlight);
   }
 
   /** One of {@code count} replicas: ours are told how many there are, as {@code kinference serve --replicas} is. */
@@ -83,6 +92,22 @@ public final class Routers {
   /** {@code router} replicated {@code replicas} times, by name. */
   public static String replicated(String router, int replicas) {
     return router + "@" + replicas;
+  }
+
+  /**
+   * After a replica count ({@code NAME@3s}): the replicas share their in-flight accounts at each scrape (see
+   * {@link ReplicatedRouter}); ours only.
+   */
+  public static final String SHARED_SUFFIX = "s";
+
+  /** {@code router} replicated {@code replicas} times with shared in-flight accounts, by name; ours only. */
+  public static String replicatedSharing(String router, int replicas) {
+    return router + "@" + replicas + SHARED_SUFFIX;
+  }
+
+  /** Whether {@code router}'s replicas can share their in-flight accounts ({@link #replicatedSharing}). */
+  public static boolean sharesInFlight(String router) {
+    return router.equals(OURS) || router.equals(OURS_APPROX);
   }
 
   private static FleetRouter single(String name, long seed) {
@@ -110,8 +135,11 @@ public final class Routers {
   public static String describe(String name) {
     int at = name.lastIndexOf('@');
     if (at >= 0) {
-      return describe(name.substring(0, at)) + "; " + name.substring(at + 1)
-          + " independent replicas, each request to a random one";
+      String count = name.substring(at + 1);
+      return count.endsWith(SHARED_SUFFIX)
+          ? describe(name.substring(0, at)) + "; " + count.substring(0, count.length() - SHARED_SUFFIX.length())
+              + " replicas sharing their in-flight accounts at each scrape, each request to a random one"
+          : describe(name.substring(0, at)) + "; " + count + " independent replicas, each request to a random one";
     }
     return switch (name) {
       case OURS -> "core Router, default profile (predicted TTFT 1, prefix 1, kv 0.5 above half-full, session 1 or "
