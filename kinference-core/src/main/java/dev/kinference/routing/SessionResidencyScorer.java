@@ -54,17 +54,6 @@ public final class SessionResidencyScorer implements Scorer {
   static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.0, 0.0, false, 100.0, true,
       "how many times the candidates' KV memory the sessions' contexts must commit before sessions are held");
 
-  /**
-   * {@code preemptions}: how many running requests, per candidate on average, its server must have preempted within
-   * about the last minute ({@code vllm:num_preemptions_total}, decayed with a one-minute time constant) before the
-   * scorer acts; 0 does not ask. A fleet whose sessions commit more than its KV memory but that still serves them
-   * (evicting only idle sessions' contexts, which come back as cheap misses on a few turns) seldom preempts; one that
-   * thrashes preempts running 50K-token prefills over and over. Servers that do not publish the counter are not
-   * asked; when none does, only the other two conditions count.
-   */
-  static final Parameter PREEMPTIONS = Parameter.number("preemptions", 2.0, 0.0, true, 1_000_000.0, true,
-      "preemptions per candidate within about the last minute before sessions are held (0: not asked)");
-
   /** {@code maxSessions}: the most sessions remembered at once. */
   static final Parameter MAX_SESSIONS = Parameter.integer("maxSessions", 1_000_000, 1, 100_000_000,
       "the most sessions remembered at once");
@@ -76,30 +65,22 @@ public final class SessionResidencyScorer implements Scorer {
   private final Map<String, AtomicLong> committed = new ConcurrentHashMap<>();
   private final Parameters parameters;
   private final double oversubscription;
-  private final double preemptions;
-  private final PreemptionWatch preemptionWatch = new PreemptionWatch(Duration.ofMinutes(1).toNanos());
 
   /**
    * The default, on the system clock: 60 s, 1 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
    */
   public SessionResidencyScorer() {
     this((Duration) IDLE_EXPIRY.defaultValue(), (Double) OVERSUBSCRIPTION.defaultValue(),
-        DEV_PREEMPTIONS, (Long) MAX_SESSIONS.defaultValue(), System::nanoTime);
+        (Long) MAX_SESSIONS.defaultValue(), System::nanoTime);
   }
 
-  // experiment's switch, reverted with the variant (docs/BENCHMARKS.md, "A preemption signal")
-  static final double DEV_PREEMPTIONS = Double.parseDouble(System.getProperty("kinference.sr.preemptions", "2"));
-
-  SessionResidencyScorer(Duration idleExpiry, double oversubscription, double preemptions, long maxSessions,
-      LongSupplier ticker) {
+  SessionResidencyScorer(Duration idleExpiry, double oversubscription, long maxSessions, LongSupplier ticker) {
     Map<String, Object> given = new LinkedHashMap<>();
     given.put(IDLE_EXPIRY.name(), idleExpiry);
     given.put(OVERSUBSCRIPTION.name(), oversubscription);
-    given.put(PREEMPTIONS.name(), preemptions);
     given.put(MAX_SESSIONS.name(), maxSessions);
-    this.parameters = Parameters.of(List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, PREEMPTIONS, MAX_SESSIONS), given);
+    this.parameters = Parameters.of(List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, MAX_SESSIONS), given);
     this.oversubscription = oversubscription;
-    this.preemptions = preemptions;
     this.sessions = Caffeine.newBuilder().expireAfterAccess(idleExpiry).maximumSize(maxSessions)
         .ticker(ticker::getAsLong).executor(Runnable::run)
         .<String, Residence>removalListener((key, old, cause) -> {
@@ -116,14 +97,14 @@ public final class SessionResidencyScorer implements Scorer {
 
   @Override
   public List<Parameter> declaredParameters() {
-    return List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, PREEMPTIONS, MAX_SESSIONS);
+    return List.of(IDLE_EXPIRY, OVERSUBSCRIPTION, MAX_SESSIONS);
   }
 
   /** A new instance with its own sessions, on the router's clock. */
   @Override
   public Scorer create(Parameters given, LongSupplier ticker) {
     return new SessionResidencyScorer(given.duration(IDLE_EXPIRY.name()), given.number(OVERSUBSCRIPTION.name()),
-        DEV_PREEMPTIONS, given.integer(MAX_SESSIONS.name()), ticker);
+        given.integer(MAX_SESSIONS.name()), ticker);
   }
 
   @Override
@@ -139,8 +120,6 @@ public final class SessionResidencyScorer implements Scorer {
     if (session == null) {
       return;
     }
-    // observed on every session's request, so each increase is dated by the scrape that first showed it
-    double recentPreemptions = preemptionWatch.recentPerEndpoint(context);
     Residence residence = sessions.getIfPresent(session);
     long totalCapacity = 0;
     long totalCommitted = 0;
@@ -155,10 +134,7 @@ public final class SessionResidencyScorer implements Scorer {
     int prompt = context.promptTokens();
     long growth = residence == null ? prompt : Math.max(0, prompt - residence.tokens());
     // the count alone overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
-    boolean oversubscribed = totalCommitted + growth > oversubscription * totalCapacity;
-    boolean thrashing = (Double.isNaN(recentPreemptions) || preemptions == 0) ? oversubscribed
-        : recentPreemptions >= preemptions;
-    if (!thrashing || context.saturatedShare() < 0.5) {
+    if (totalCommitted + growth <= oversubscription * totalCapacity || context.saturatedShare() < 0.5) {
       return;
     }
     if (residence != null) {
