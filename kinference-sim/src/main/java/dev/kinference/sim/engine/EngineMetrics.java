@@ -41,6 +41,6 @@ public record EngineMetrics(long timestampNanos, int waiting, int running, doubl
   /** What a router's scraper would make of these metrics, scraped at {@code scrapedAtNanos}. */
   public EndpointMetrics toEndpointMetrics(long scrapedAtNanos) {
     return new EndpointMetrics(waiting, running, kvCacheUsage, blockSize, numGpuBlocks, prefixCacheQueries,
-        prefixCacheHits, Set.of(), Set.of(), -1, scrapedAtNanos);
+        prefixCacheHits, preemptions, Set.of(), Set.of(), -1, scrapedAtNanos);
   }
 }

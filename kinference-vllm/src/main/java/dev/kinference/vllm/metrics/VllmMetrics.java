@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code vllm:kv_cache_usage_perc}, or the older {@code vllm:gpu_cache_usage_perc};</li>
  *   <li>{@code vllm:prefix_cache_queries_total} and {@code vllm:prefix_cache_hits_total} (older servers:
  *       {@code vllm:gpu_prefix_cache_*}; the suffix-less names are accepted too);</li>
+ *   <li>{@code vllm:num_preemptions_total} (a counter; the suffix-less name is accepted too);</li>
  *   <li>{@code block_size} and {@code num_gpu_blocks} labels of {@code vllm:cache_config_info};</li>
  *   <li>{@code max_lora}, {@code running_lora_adapters} and {@code waiting_lora_adapters} labels of the
  *       {@code vllm:lora_requests_info} sample with the highest value (it is a timestamp: the client library keeps
@@ -30,7 +31,8 @@ public final class VllmMetrics {
       "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:prefix_cache_queries_total",
       "vllm:prefix_cache_queries", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits",
       "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits_total",
-      "vllm:gpu_prefix_cache_hits", "vllm:cache_config_info", "vllm:lora_requests_info");
+      "vllm:gpu_prefix_cache_hits", "vllm:num_preemptions_total", "vllm:num_preemptions", "vllm:cache_config_info",
+      "vllm:lora_requests_info");
 
   private VllmMetrics() {}
 
@@ -74,6 +76,7 @@ public final class VllmMetrics {
       total.hits = sum(total.hits, e.hits);
       total.oldQueries = sum(total.oldQueries, e.oldQueries);
       total.oldHits = sum(total.oldHits, e.oldHits);
+      total.preemptions = sum(total.preemptions, e.preemptions);
       double kv = e.kvUsage();
       if (!Double.isNaN(kv)) {
         kvSum += kv;
@@ -120,6 +123,8 @@ public final class VllmMetrics {
             engine(engines, labels, count).oldQueries = value;
         case "vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits" ->
             engine(engines, labels, count).oldHits = value;
+        case "vllm:num_preemptions_total", "vllm:num_preemptions" ->
+            engine(engines, labels, count).preemptions = value;
         case "vllm:cache_config_info" -> {
           Engine e = engine(engines, labels, count);
           e.blockSize = (int) number(label(labels, count, "block_size"));
@@ -193,6 +198,7 @@ public final class VllmMetrics {
     double hits = Double.NaN;
     double oldQueries = Double.NaN;
     double oldHits = Double.NaN;
+    double preemptions = Double.NaN;
     int blockSize;
     long numGpuBlocks;
     double loraStamp = Double.NaN;
@@ -207,7 +213,7 @@ public final class VllmMetrics {
     EndpointMetrics toMetrics(long scrapedAtNanos) {
       return new EndpointMetrics(count(waiting), count(running), kvUsage(), Math.max(0, blockSize),
           Math.max(0, numGpuBlocks), Double.isNaN(queries) ? oldQueries : queries,
-          Double.isNaN(hits) ? oldHits : hits, runningLoras, waitingLoras, maxLoras, scrapedAtNanos);
+          Double.isNaN(hits) ? oldHits : hits, preemptions, runningLoras, waitingLoras, maxLoras, scrapedAtNanos);
     }
 
     private static int count(double v) {

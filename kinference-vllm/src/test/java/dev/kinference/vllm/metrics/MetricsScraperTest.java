@@ -193,6 +193,35 @@ class MetricsScraperTest {
   }
 
   @Test
+  void eachRankGetsItsServersPreemptionCounterFromVllmsRealPageAndFollowsItsRise() throws Exception {
+    server = new TestVllmHttpServer();
+    String real = VllmMetricsTest.page("vllm-metrics-dp2.txt");
+    server.metrics = real;
+    fleet.setEndpoints(List.of(
+        Endpoint.of("vllm-0#0", server.uri(), MODEL).withLabel(VllmLabels.DATA_PARALLEL_RANK, "0"),
+        Endpoint.of("vllm-0#1", server.uri(), MODEL).withLabel(VllmLabels.DATA_PARALLEL_RANK, "1")));
+    EndpointState rank0 = fleet.get("vllm-0#0");
+    EndpointState rank1 = fleet.get("vllm-0#1");
+    scraper = scraper().attach(fleet);
+
+    await("both scraped", () -> rank0.metrics() != null && rank1.metrics() != null);
+    assertThat(rank0.metrics().preemptions()).isZero();
+    assertThat(rank1.metrics().preemptions()).isEqualTo(2.0);
+
+    server.metrics = real.replace("vllm:num_preemptions_total{engine=\"1\",model_name=\"Qwen/Qwen3-8B\"} 2.0",
+        "vllm:num_preemptions_total{engine=\"1\",model_name=\"Qwen/Qwen3-8B\"} 7.0");
+    await("the counter's rise", () -> rank1.metrics().preemptions() == 7.0);
+    assertThat(rank0.metrics().preemptions()).isZero();
+  }
+
+  @Test
+  void aServerWithoutThePreemptionCounterLeavesItUnknown() throws Exception {
+    EndpointState state = scrapeOneServer(page(0, 1, 0.1));
+    await("first scrape", () -> state.metrics() != null);
+    assertThat(state.metrics().preemptions()).isNaN();
+  }
+
+  @Test
   void dataParallelRanksShareOneScrapeAndEndpointsThatLeaveAreNoLongerScraped() throws Exception {
     server = new TestVllmHttpServer();
     server.metrics = page(1, 2, 0.5) + """

@@ -30,6 +30,7 @@ class VllmMetricsTest {
     assertThat(e0.numGpuBlocks()).isEqualTo(27000);
     assertThat(e0.prefixCacheQueries()).isEqualTo(123456);
     assertThat(e0.prefixCacheHits()).isEqualTo(98765);
+    assertThat(e0.preemptions()).as("vllm:num_preemptions_total").isZero();
     // The latest lora_requests_info sample (highest timestamp value) is the current one.
     assertThat(e0.runningLoras()).containsExactlyInAnyOrder("sql-lora", "chat-lora");
     assertThat(e0.waitingLoras()).containsExactly("sql-lora");
@@ -40,6 +41,7 @@ class VllmMetricsTest {
     assertThat(e1.running()).isEqualTo(5);
     assertThat(e1.waiting()).isZero();
     assertThat(e1.numGpuBlocks()).isEqualTo(27001);
+    assertThat(e1.preemptions()).isEqualTo(2.0);
     assertThat(e1.runningLoras()).containsExactly("chat-lora");
 
     EndpointMetrics all = VllmMetrics.read(page, -1, 7);
@@ -48,6 +50,7 @@ class VllmMetricsTest {
     assertThat(all.kvUsage()).isEqualTo((0.4213 + 0.125) / 2);
     assertThat(all.numGpuBlocks()).isEqualTo(54001);
     assertThat(all.prefixCacheHits()).isEqualTo(98765 + 43210);
+    assertThat(all.preemptions()).as("summed over engines").isEqualTo(2.0);
     assertThat(all.runningLoras()).containsExactlyInAnyOrder("sql-lora", "chat-lora");
 
     assertThat(VllmMetrics.engines(page, 0).keySet()).containsExactly("0", "1");
@@ -75,6 +78,7 @@ class VllmMetricsTest {
     assertThat(m.prefixCacheQueries()).isEqualTo(10);
     assertThat(m.prefixCacheHits()).isEqualTo(4);
     assertThat(m.blockSize()).isZero();
+    assertThat(m.preemptions()).as("no vllm:num_preemptions_total on the page").isNaN();
     assertThat(m.maxLoras()).isEqualTo(-1);
     // A server without an engine label serves rank 0.
     assertThat(VllmMetrics.read(page, 0, 1).running()).isEqualTo(2);
