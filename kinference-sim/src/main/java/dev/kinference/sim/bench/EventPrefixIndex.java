@@ -26,6 +26,7 @@ final class EventPrefixIndex {
   private final int[] hostMatched;
   private final OffloadedPrefixes[] tiers;
   private final int blockSize;
+  private final @org.jspecify.annotations.Nullable MambaStates mambaStates;
 
   EventPrefixIndex(FleetView view, int blockSize) {
     Fleet fleet = Fleet.of(view.endpoints());
@@ -41,10 +42,15 @@ final class EventPrefixIndex {
       tiers[i] = new OffloadedPrefixes(view.model(), OffloadedPrefixes.DEFAULT_RELOAD_TOKENS_PER_SECOND);
     }
     this.blockSize = blockSize;
+    this.mambaStates = MambaStates.of(view.model(), view.size(), view.engine(0).config().model().mambaGroups());
   }
 
   void apply(int server, EngineStepEvents batch) {
     EndpointState state = states[server];
+    MambaStates m = mambaStates;
+    if (m != null) {
+      m.apply(server, batch, hash -> index.routerKey(state, hash));
+    }
     for (KvEvent e : batch.fullAttentionEvents()) {
       boolean gpu = switch (e) {
         case KvEvent.BlockStored s -> s.medium() == KvEvent.Medium.GPU;
@@ -83,6 +89,14 @@ final class EventPrefixIndex {
   /** Leading blocks of {@code keys} each server holds; the returned array is reused by the next call. */
   int[] lookup(PrefixKeys keys) {
     index.lookup(keys, states, states.length, matched);
+    MambaStates m = mambaStates;
+    if (m != null) {
+      for (int i = 0; i < matched.length; i++) {
+        if (matched[i] > 0) {
+          matched[i] = m.limit(i, keys, matched[i]);
+        }
+      }
+    }
     return matched;
   }
 }
