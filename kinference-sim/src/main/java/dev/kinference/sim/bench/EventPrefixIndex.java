@@ -51,7 +51,11 @@ final class EventPrefixIndex {
     if (m != null) {
       m.apply(server, batch, hash -> index.routerKey(state, hash));
     }
-    for (KvEvent e : batch.fullAttentionEvents()) {
+    for (KvEvent event : batch.fullAttentionEvents()) {
+      KvEvent e = m != null ? m.withoutCopies(server, event, hash -> index.routerKey(state, hash)) : event;
+      if (e == null) {
+        continue;
+      }
       boolean gpu = switch (e) {
         case KvEvent.BlockStored s -> s.medium() == KvEvent.Medium.GPU;
         case KvEvent.BlockRemoved r -> r.medium() == KvEvent.Medium.GPU;

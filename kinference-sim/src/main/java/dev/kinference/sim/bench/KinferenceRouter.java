@@ -125,7 +125,11 @@ final class KinferenceRouter implements FleetRouter {
     if (m != null && p != null) {
       m.apply(server, batch, hash -> p.routerKey(state, hash));
     }
-    for (KvEvent e : batch.fullAttentionEvents()) {
+    for (KvEvent event : batch.fullAttentionEvents()) {
+      KvEvent e = m != null && p != null ? m.withoutCopies(server, event, hash -> p.routerKey(state, hash)) : event;
+      if (e == null) {
+        continue;
+      }
       if (tier != null && p != null && !isGpu(e)) {
         tier.onEvent(e, hash -> p.routerKey(state, hash));
       } else {

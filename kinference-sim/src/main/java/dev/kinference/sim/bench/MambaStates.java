@@ -28,6 +28,8 @@ final class MambaStates {
   private final int groups;
   // [server][group]
   private final Group[][] byServer;
+  // [server]: engine hash of the full-attention group to its copies beyond the one indexed
+  private final Map<Long, Integer>[] copies;
 
   /** One Mamba group of one server: engine hash to router key, and router key to the blocks holding it. */
   private static final class Group {
@@ -39,6 +41,12 @@ final class MambaStates {
     this.model = model;
     this.groups = groups;
     this.byServer = new Group[servers][groups];
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    Map<Long, Integer>[] c = new Map[servers];
+    this.copies = c;
+    for (int s = 0; s < servers; s++) {
+      copies[s] = new HashMap<>();
+    }
     for (int s = 0; s < servers; s++) {
       for (int g = 0; g < groups; g++) {
         byServer[s][g] = new Group();
@@ -125,6 +133,56 @@ final class MambaStates {
         }
       }
     }
+  }
+
+  /**
+   * A full-attention event of {@code server} as the index should see it: vLLM caches a hash again when a request
+   * whose hit the Mamba groups cut short recomputes blocks full attention still holds, and removes each copy on its
+   * own, so the {@code BlockRemoved} of a copy while another stays is not passed on (null if nothing is left).
+   * {@code fullKeyOf} says whether the index holds a hash already.
+   */
+  @Nullable KvEvent withoutCopies(int server, KvEvent event, LongFunction<@Nullable Long> fullKeyOf) {
+    Map<Long, Integer> extra = copies[server];
+    return switch (event) {
+      case KvEvent.BlockStored s -> {
+        if (s.medium() == KvEvent.Medium.GPU) {
+          for (long hash : s.blockHashes()) {
+            if (fullKeyOf.apply(hash) != null) {
+              extra.merge(hash, 1, Integer::sum);
+            }
+          }
+        }
+        yield event;
+      }
+      case KvEvent.BlockRemoved r -> withoutCopies(extra, r);
+      case KvEvent.AllBlocksCleared c -> {
+        extra.clear();
+        yield event;
+      }
+    };
+  }
+
+  private static @Nullable KvEvent withoutCopies(Map<Long, Integer> extra, KvEvent.BlockRemoved r) {
+    if (r.medium() != KvEvent.Medium.GPU || extra.isEmpty()) {
+      return r;
+    }
+    long[] hashes = r.blockHashes();
+    long[] kept = new long[hashes.length];
+    int n = 0;
+    for (long hash : hashes) {
+      Integer c = extra.get(hash);
+      if (c == null) {
+        kept[n++] = hash;
+      } else if (c > 1) {
+        extra.put(hash, c - 1);
+      } else {
+        extra.remove(hash);
+      }
+    }
+    if (n == hashes.length) {
+      return r;
+    }
+    return n == 0 ? null : new KvEvent.BlockRemoved(java.util.Arrays.copyOf(kept, n), r.medium());
   }
 
   /** How far a hit of {@code hit} leading blocks of {@code keys} on {@code server} reaches: its last held state. */
