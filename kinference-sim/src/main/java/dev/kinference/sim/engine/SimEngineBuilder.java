@@ -168,6 +168,11 @@ public final class SimEngineBuilder {
     int stateBlocks = model.mambaGroups() > 0 ? model.mambaGroups()
         : model.stateBytesPerSequence() == 0 ? 0
         : (int) ((model.stateBytesPerSequence() + blockBytes - 1) / blockBytes);
+    if (model.mambaGroups() > 0 && enablePrefixCaching && batched < size) {
+      // align mode cuts prefill chunks at block boundaries: a smaller budget could never schedule a long prompt
+      throw new IllegalArgumentException("max_num_batched_tokens " + batched + " is below the " + size
+          + "-token block of " + model.name() + " (its Mamba groups cut prefill chunks at block boundaries)");
+    }
     if (model.kvCacheGroups() > 1 && cpuOffloadBytes > 0) {
       throw new IllegalArgumentException("a CPU offload tier for a model with several KV-cache groups ("
           + model.name() + ") is not modelled");

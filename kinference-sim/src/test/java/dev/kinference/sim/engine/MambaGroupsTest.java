@@ -63,6 +63,8 @@ class MambaGroupsTest {
     assertThat(m.withKvDtype(Dtype.FP8).mambaBlockSize()).isEqualTo(1568);
     assertThat(ModelSpec.QWEN3_8B.mambaGroups()).isZero();
     assertThat(ModelSpec.GPT_OSS_20B.fullAttentionGroup()).isZero();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> engine(512))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("below the 784-token block");
     EngineConfig c = engine(2048).config();
     assertThat(c.blockSize()).isEqualTo(784);
     assertThat(c.stateBlocksPerSequence()).isEqualTo(3);
