@@ -4,6 +4,7 @@ import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.routing.Router;
 import dev.kinference.sim.demo.RouterView;
 import dev.kinference.sim.server.SimulatedFleet;
+import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import dev.kinference.vllm.kvevents.KvEventSubscriptions;
 import dev.kinference.vllm.metrics.MetricsScraper;
 import java.io.Closeable;
@@ -14,7 +15,8 @@ import java.io.Closeable;
  */
 final class KvEventsDemoView implements RouterView {
 
-  private final PreciseCacheIndex index = new PreciseCacheIndex();
+  // as the gateway's: a hybrid model's other KV-cache groups (the default model's Mamba groups) limit each hit
+  private final HybridCacheIndex index = HybridCacheIndex.wrap(new PreciseCacheIndex());
 
   @Override
   public String routerName() {

@@ -26,6 +26,7 @@ final class EventPrefixIndex {
   private final int[] hostMatched;
   private final OffloadedPrefixes[] tiers;
   private final int blockSize;
+  private final @org.jspecify.annotations.Nullable MambaStates mambaStates;
 
   EventPrefixIndex(FleetView view, int blockSize) {
     Fleet fleet = Fleet.of(view.endpoints());
@@ -41,11 +42,20 @@ final class EventPrefixIndex {
       tiers[i] = new OffloadedPrefixes(view.model(), OffloadedPrefixes.DEFAULT_RELOAD_TOKENS_PER_SECOND);
     }
     this.blockSize = blockSize;
+    this.mambaStates = MambaStates.of(view.model(), view.size(), view.engine(0).config().model().mambaGroups());
   }
 
   void apply(int server, EngineStepEvents batch) {
     EndpointState state = states[server];
-    for (KvEvent e : batch.fullAttentionEvents()) {
+    MambaStates m = mambaStates;
+    if (m != null) {
+      m.apply(server, batch, hash -> index.routerKey(state, hash));
+    }
+    for (KvEvent event : batch.fullAttentionEvents()) {
+      KvEvent e = m != null ? m.withoutCopies(server, event, hash -> index.routerKey(state, hash)) : event;
+      if (e == null) {
+        continue;
+      }
       boolean gpu = switch (e) {
         case KvEvent.BlockStored s -> s.medium() == KvEvent.Medium.GPU;
         case KvEvent.BlockRemoved r -> r.medium() == KvEvent.Medium.GPU;
@@ -83,6 +93,14 @@ final class EventPrefixIndex {
   /** Leading blocks of {@code keys} each server holds; the returned array is reused by the next call. */
   int[] lookup(PrefixKeys keys) {
     index.lookup(keys, states, states.length, matched);
+    MambaStates m = mambaStates;
+    if (m != null) {
+      for (int i = 0; i < matched.length; i++) {
+        if (matched[i] > 0) {
+          matched[i] = m.limit(i, keys, matched[i]);
+        }
+      }
+    }
     return matched;
   }
 }

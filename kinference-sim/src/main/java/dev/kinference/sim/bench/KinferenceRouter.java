@@ -44,6 +44,7 @@ final class KinferenceRouter implements FleetRouter {
   private EndpointState[] states = new EndpointState[0];
   private @Nullable OffloadedPrefixes[] tiers = new OffloadedPrefixes[0];
   private @Nullable PreciseCacheIndex preciseIndex;
+  private @Nullable MambaStates mambaStates;
   private final Map<String, Integer> serverOf = new HashMap<>();
 
   KinferenceRouter(boolean precise, long seed) {
@@ -80,7 +81,11 @@ final class KinferenceRouter implements FleetRouter {
     Fleet f = Fleet.of(view.endpoints());
     PreciseCacheIndex p = precise ? new PreciseCacheIndex() : null;
     this.preciseIndex = p;
-    CacheIndex index = p != null ? p : ApproximateCacheIndex.builder().ticker(view::nowNanos).build();
+    MambaStates m = p == null ? null
+        : MambaStates.of(view.model(), view.size(), view.engine(0).config().model().mambaGroups());
+    this.mambaStates = m;
+    CacheIndex index = p == null ? ApproximateCacheIndex.builder().ticker(view::nowNanos).build()
+        : m == null ? p : new StateLimitedIndex(p, m, serverOf);
     this.router = customizer.apply(Router.builder().fleet(f).cacheIndex(index).tokenizer(Prompts.TOKENIZER)
         .ticker(view::nowNanos).random(new SplittableRandom(seed))).build();
     this.states = new EndpointState[view.size()];
@@ -121,7 +126,15 @@ final class KinferenceRouter implements FleetRouter {
     OffloadedPrefixes tier = tiers[server];
     PreciseCacheIndex p = preciseIndex;
     EndpointState state = states[server];
-    for (KvEvent e : batch.fullAttentionEvents()) {
+    MambaStates m = mambaStates;
+    if (m != null && p != null) {
+      m.apply(server, batch, hash -> p.routerKey(state, hash));
+    }
+    for (KvEvent event : batch.fullAttentionEvents()) {
+      KvEvent e = m != null && p != null ? m.withoutCopies(server, event, hash -> p.routerKey(state, hash)) : event;
+      if (e == null) {
+        continue;
+      }
       if (tier != null && p != null && !isGpu(e)) {
         tier.onEvent(e, hash -> p.routerKey(state, hash));
       } else {

@@ -21,6 +21,20 @@ import org.jspecify.annotations.Nullable;
  * {@code ceil((window - 1) / blockSize)} blocks the window group holds within it, or to the run the window group
  * holds from the start if it holds no such run); and each group's blocks are published as events of that group.
  *
+ * <p>A model with linear-attention layers ({@link ModelSpec#mambaGroups} above 0, the default Qwen3.5-shaped model)
+ * is managed as vLLM's coordinator with Mamba groups in {@code mamba_cache_mode} {@code align}, the mode vLLM selects
+ * for Qwen3.5 when prefix caching is enabled: groups 0 to {@code mambaGroups - 1} are Mamba groups and the last one
+ * is full attention ({@link ModelSpec#fullAttentionGroup}); the block size is raised so a block holds one state
+ * ({@link ModelSpec#mambaBlockSize}). Each Mamba group holds a running-state block per sequence, a new one each time
+ * the sequence enters a new block; a step that ends on a block boundary (the scheduler cuts prefill chunks there, see
+ * {@link #alignedChunk}) leaves that block holding the state at the boundary, cached under the block's hash, and the
+ * sequence keeps it as its checkpoint until the next one (vLLM frees it two steps later; freed blocks stay cached
+ * until evicted). A prefix hit is the full-attention hit cut to the last block whose state every Mamba group holds
+ * ({@code MambaManager.find_longest_cache_hit}); a state cached in the current step is not reused in that step
+ * ({@code cached_blocks_this_step}). A Mamba group's {@code BlockStored} covers the same blocks and tokens as the
+ * full-attention group's but lists only the block holding a state, as vLLM's {@code cache_full_blocks} skips null
+ * blocks.
+ *
  * <p>Not thread-safe; owned by one engine.
  */
 final class KvCacheManager {
@@ -31,6 +45,9 @@ final class KvCacheManager {
   private final KvEventLog events = new KvEventLog();
   private final int window;
   private final int windowBlocks;
+  private final int mambaGroups;
+  private final int full;
+  private final java.util.Set<Long> statesCachedThisStep = new java.util.HashSet<>();
   private BlockPool pool;
   private final @Nullable CpuOffloadTier offload;
 
@@ -40,6 +57,8 @@ final class KvCacheManager {
     this.blockSize = config.blockSize();
     this.window = config.model().slidingWindow();
     this.windowBlocks = window == 0 ? 0 : Math.max(1, ceilDiv(window - 1, blockSize));
+    this.mambaGroups = config.model().mambaGroups();
+    this.full = config.model().fullAttentionGroup();
     this.pool = new BlockPool(config.numGpuBlocks(), config.model().kvCacheGroups(), events);
     this.offload = config.cpuOffloadBytes() > 0 ? new CpuOffloadTier(config.cpuOffloadBytes(), config) : null;
   }
@@ -99,7 +118,7 @@ final class KvCacheManager {
         hits = new int[Math.max(maxBlocks, hits.length * 2)];
       }
       while (hitBlocks < maxBlocks) {
-        int block = pool.lookup(s.blockHash(hitBlocks, hasher, blockSize));
+        int block = pool.lookup(s.blockHash(hitBlocks, hasher, blockSize), full);
         if (block < 0) {
           break;
         }
@@ -107,6 +126,9 @@ final class KvCacheManager {
       }
       if (window > 0 && hitBlocks > 0) {
         hitBlocks = windowHit(s.blockHashes, hitBlocks);
+      }
+      if (mambaGroups > 0 && hitBlocks > 0) {
+        hitBlocks = mambaHit(s.blockHashes, hitBlocks);
       }
     }
     count[0] = hitBlocks;
@@ -130,6 +152,54 @@ final class KvCacheManager {
       }
     }
     return run;
+  }
+
+  /**
+   * vLLM's {@code MambaManager.find_longest_cache_hit} over the first {@code hit} blocks: the last of them whose
+   * state every Mamba group holds ends the hit (0 if none).
+   */
+  private int mambaHit(long[] hashes, int hit) {
+    for (int i = hit; i > 0; i--) {
+      if (holdsState(hashes[i - 1])) {
+        return i;
+      }
+    }
+    return 0;
+  }
+
+  private boolean holdsState(long hash) {
+    for (int g = 0; g < mambaGroups; g++) {
+      if (pool.lookup(hash, g) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A new engine step starts: states cached by the last one may be reused. */
+  void newStep() {
+    statesCachedThisStep.clear();
+  }
+
+  /**
+   * vLLM's {@code _mamba_block_aligned_split} for a Mamba model in align mode: a prefill chunk of {@code newTokens}
+   * from {@code computed} ends on a block boundary, and the chunk that would pass the prompt's last block boundary
+   * ends there, so the state at that boundary is cached; the prompt's last partial block follows on its own. May be 0
+   * (the chunk does not reach a boundary within the budget). Other models and decodes: {@code newTokens}.
+   */
+  int alignedChunk(Sequence s, int computed, int newTokens) {
+    if (mambaGroups == 0 || s.numOutput > 0 || !config.enablePrefixCaching()) {
+      return newTokens;
+    }
+    int lastCachePosition = s.promptLength - s.promptLength % blockSize;
+    int end = computed + newTokens;
+    if (end < lastCachePosition) {
+      return newTokens / blockSize * blockSize;
+    }
+    if (computed < lastCachePosition && lastCachePosition < end) {
+      return lastCachePosition - computed;
+    }
+    return newTokens;
   }
 
   /**
@@ -180,7 +250,18 @@ final class KvCacheManager {
     int toAllocate = Math.max(0, needed - s.numBlocks - hitCount);
     int windowToAllocate = window > 0 ? Math.max(0, needed - s.numWindowBlocks - hitCount) : 0;
     int firstWindowHit = Math.max(0, hitCount - windowBlocks);
+    int[] stateHits = mambaGroups > 0 && hitCount > 0 ? stateHitBlocks(s, hitCount - 1) : new int[0];
+    if (stateHits.length > 0 && statesCachedThisStep.contains(s.blockHash(hitCount - 1, hasher, blockSize))) {
+      return false; // vLLM: a state cached in this step is computed by its end, so the hit waits for the next step
+    }
+    int stateIndex = ceilDiv(computedAfterHits + newTokens, blockSize) - 1;
+    boolean newState = mambaGroups > 0 && stateIndex > s.stateIndex;
     int hitsFromFreeQueue = 0;
+    for (int b : stateHits) {
+      if (pool.refCount(b) == 0) {
+        hitsFromFreeQueue++;
+      }
+    }
     for (int i = 0; i < hitCount; i++) {
       if (pool.refCount(Objects.requireNonNull(hits)[i]) == 0) {
         hitsFromFreeQueue++;
@@ -189,7 +270,8 @@ final class KvCacheManager {
         hitsFromFreeQueue++;
       }
     }
-    int stateNeeded = s.stateBlocks.length == 0 ? config.stateBlocksPerSequence() : 0;
+    int stateNeeded = mambaGroups > 0 ? (newState ? mambaGroups : 0)
+        : s.stateBlocks.length == 0 ? config.stateBlocksPerSequence() : 0;
     if (toAllocate + windowToAllocate + hitsFromFreeQueue + stateNeeded > pool.freeCount()) {
       return false;
     }
@@ -215,7 +297,15 @@ final class KvCacheManager {
     if (hitCount > 0) {
       s.numCachedBlocks = hitCount;
     }
-    if (stateNeeded > 0) {
+    if (stateHits.length > 0) {
+      for (int b : stateHits) {
+        pool.touch(b);
+      }
+      s.checkpointBlocks = stateHits;
+    }
+    if (mambaGroups > 0 && newState) {
+      advanceState(s, stateIndex);
+    } else if (stateNeeded > 0) {
       s.stateBlocks = new int[stateNeeded];
       for (int i = 0; i < stateNeeded; i++) {
         s.stateBlocks[i] = pool.allocate();
@@ -228,6 +318,43 @@ final class KvCacheManager {
       cacheFullBlocks(s, Math.min(computedAfterHits + newTokens, s.numTokens));
     }
     return true;
+  }
+
+  /** Each Mamba group's block holding the state at the end of block {@code b} of {@code s}, which a hit found. */
+  private int[] stateHitBlocks(Sequence s, int b) {
+    long hash = s.blockHash(b, hasher, blockSize);
+    int[] out = new int[mambaGroups];
+    for (int g = 0; g < mambaGroups; g++) {
+      out[g] = pool.lookup(hash, g);
+      if (out[g] < 0) {
+        throw new IllegalStateException("Mamba group " + g + " lost hit block " + b + " of " + s.id());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The sequence enters block {@code stateIndex}: new running-state blocks; the old ones become the checkpoint if they
+   * hold a cached state at a boundary (the checkpoint before is released), else they are released.
+   */
+  private void advanceState(Sequence s, int stateIndex) {
+    int[] old = s.stateBlocks;
+    if (old.length > 0 && pool.hashOf(old[0]) != 0) {
+      for (int b : s.checkpointBlocks) {
+        pool.free(b);
+      }
+      s.checkpointBlocks = old;
+    } else {
+      for (int b : old) {
+        pool.free(b);
+      }
+    }
+    int[] running = new int[mambaGroups];
+    for (int g = 0; g < mambaGroups; g++) {
+      running[g] = pool.allocate();
+    }
+    s.stateBlocks = running;
+    s.stateIndex = stateIndex;
   }
 
   /**
@@ -246,13 +373,16 @@ final class KvCacheManager {
     long[] hashes = new long[full - first];
     for (int b = first; b < full; b++) {
       long h = s.blockHash(b, hasher, blockSize);
-      pool.cache(s.blocks[b], h);
+      pool.cache(s.blocks[b], h, this.full);
       hashes[b - first] = h;
     }
     Long parent = first == 0 ? null : s.blockHash(first - 1, hasher, blockSize);
     int[] tokens = Arrays.copyOfRange(s.tokens, first * blockSize, full * blockSize);
+    if (mambaGroups > 0) {
+      cacheState(s, full, parent, tokens, first == 0 ? s.request.cacheSalt() : null);
+    }
     events.add(new KvEvent.BlockStored(hashes, parent, tokens, blockSize, s.request.lora(),
-        KvEvent.Medium.GPU, first == 0 ? s.request.cacheSalt() : null), 0);
+        KvEvent.Medium.GPU, first == 0 ? s.request.cacheSalt() : null), this.full);
     if (window > 0) {
       cacheWindowBlocks(s, first, full);
     }
@@ -260,6 +390,25 @@ final class KvCacheManager {
     if (offload != null) {
       offload.store(s, hasher, first, hashes, events.events);
     }
+  }
+
+  /**
+   * The Mamba groups' share of {@link #cacheFullBlocks} (published first: they come first in vLLM's group order): the
+   * running-state blocks, when they stand for the last newly full block, are cached under its hash; the other
+   * blocks of the span are null in a Mamba group and not listed. Nothing is published for a span without a state
+   * (vLLM would send an empty {@code block_hashes}).
+   */
+  private void cacheState(Sequence s, int full, @Nullable Long parent, int[] tokens, @Nullable String salt) {
+    if (s.stateIndex != full - 1 || s.stateBlocks.length == 0 || pool.hashOf(s.stateBlocks[0]) != 0) {
+      return;
+    }
+    long h = s.blockHash(full - 1, hasher, blockSize);
+    for (int g = 0; g < mambaGroups; g++) {
+      pool.cache(s.stateBlocks[g], h, g);
+      events.add(new KvEvent.BlockStored(new long[] {h}, parent, tokens, blockSize, s.request.lora(),
+          KvEvent.Medium.GPU, salt), g);
+    }
+    statesCachedThisStep.add(h);
   }
 
   /** The window group's share of {@link #cacheFullBlocks}: blocks it freed already (null) are not cached. */
@@ -289,6 +438,11 @@ final class KvCacheManager {
       pool.free(b);
     }
     s.stateBlocks = new int[0];
+    for (int b : s.checkpointBlocks) {
+      pool.free(b);
+    }
+    s.checkpointBlocks = new int[0];
+    s.stateIndex = -1;
     for (int i = s.numBlocks - 1; i >= 0; i--) {
       pool.free(s.blocks[i]);
     }
@@ -314,12 +468,15 @@ final class KvCacheManager {
     for (; b < maxBlocks; b++) {
       parent = hasher.hash(parent, tokens, b * blockSize, blockSize, lora, cacheSalt);
       hashes[b] = parent;
-      if (pool.lookup(parent) < 0) {
+      if (pool.lookup(parent, full) < 0) {
         break;
       }
     }
     if (window > 0 && b > 0) {
       b = windowHit(hashes, b);
+    }
+    if (mambaGroups > 0 && b > 0) {
+      b = mambaHit(hashes, b);
     }
     return b * blockSize;
   }

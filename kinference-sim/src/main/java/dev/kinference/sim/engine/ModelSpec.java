@@ -54,11 +54,14 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
   /**
    * A ~27B hybrid model in FP8 shaped like Qwen3.5-27B (the Kinference experiment's model class): 64 layers of which
    * 16 are full attention (24 query / 4 KV heads of dimension 256, 64 KiB of BF16 KV a token) and 48 linear
-   * attention, about 33 GB of FP8 weights (embeddings stay BF16). The recurrent state of the linear-attention layers
-   * is estimated at 48 MiB a sequence (48 layers x 32 heads x 128 x 128 BF16 values).
+   * attention, about 33 GB of FP8 weights (embeddings stay BF16). The linear-attention (Gated DeltaNet) state is
+   * Qwen3.5-27B's: per layer a convolution state of 3 x 10,240 BF16 values and a recurrent state of 48 heads x 128 x
+   * 128 FP32 values ({@code mamba_ssm_dtype} float32), 3,207,168 bytes, 154 MB a sequence over the 48 layers. vLLM
+   * keeps them as three Mamba KV-cache groups of 16 layers beside the full-attention group (see
+   * {@link #mambaBlockSize}).
    */
   public static final ModelSpec QWEN3_5_27B_FP8 = new ModelSpec("Qwen3.5-27B-FP8", 64, 16, 5120, 24, 4, 256,
-      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L << 20, 0, 0);
+      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L * 3_207_168, 0, 0);
 
   /**
    * A gpt-oss-20b-shaped model: 24 layers alternating sliding-window attention (a 128-token window) and full
@@ -120,14 +123,74 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
     return 2L * kvLayers * kvHeads * headDim * kvDtype.bytes();
   }
 
-  /** vLLM's KV-cache groups: 2 (full attention, then the sliding window) if some layers slide, else 1. */
+  /**
+   * vLLM's KV-cache groups: 2 (full attention, then the sliding window) if some layers slide; for a model with
+   * linear-attention layers, the full-attention group and {@link #mambaGroups} Mamba groups; else 1.
+   */
   public int kvCacheGroups() {
+    return attentionGroups() + mambaGroups();
+  }
+
+  /** The KV-cache groups that hold attention KV: 2 with a sliding-window group, else 1. */
+  public int attentionGroups() {
     return slidingLayers > 0 ? 2 : 1;
   }
 
-  /** KV bytes one token takes in one block of one KV-cache group (vLLM's page size over the block size). */
+  /** Linear-attention (Mamba, Gated DeltaNet) layers: those without a KV cache, when the model keeps a state. */
+  public int mambaLayers() {
+    return stateBytesPerSequence > 0 ? layers - kvLayers : 0;
+  }
+
+  /**
+   * vLLM's Mamba KV-cache groups ({@code _get_kv_cache_groups_uniform_page_size}): layers are grouped by type into
+   * groups of the smaller type's layer count, so 48 linear-attention layers beside 16 attention layers make three
+   * Mamba groups of 16 layers. 0 for a model without linear attention.
+   */
+  public int mambaGroups() {
+    int mamba = mambaLayers();
+    if (mamba == 0) {
+      return 0;
+    }
+    int groupSize = Math.min(kvLayers, mamba);
+    if (Math.max(kvLayers, mamba) < 1.5 * groupSize) {
+      groupSize = Math.max(kvLayers, mamba);
+    }
+    return (mamba + groupSize - 1) / groupSize;
+  }
+
+  /**
+   * The {@code group_idx} vLLM gives the full-attention group: groups are numbered in the order the layer types first
+   * appear, and a Qwen3.5-like model starts with linear-attention layers, so its Mamba groups come first (0, 1, 2)
+   * and full attention is group 3. 0 for other models.
+   */
+  public int fullAttentionGroup() {
+    return mambaGroups();
+  }
+
+  /**
+   * The attention block size vLLM sets for a hybrid attention/Mamba model ({@code Platform._align_hybrid_block_size}
+   * with {@code mamba_cache_mode} {@code align} or {@code none}): the smallest multiple of the kernel's 16 tokens
+   * whose attention page (one layer's KV for the block) holds one layer's Mamba state, whose page is then padded to
+   * it. 784 tokens for Qwen3.5-27B with a BF16 KV cache (3,207,168-byte state, 4,096 bytes a token), 1,568 with FP8.
+   * 0 for a model without linear attention.
+   */
+  public int mambaBlockSize() {
+    int mamba = mambaLayers();
+    if (mamba == 0) {
+      return 0;
+    }
+    long statePage = (stateBytesPerSequence + mamba - 1) / mamba;
+    long attentionPagePerToken = 2L * kvHeads * headDim * kvDtype.bytes();
+    long kernel = 16;
+    return (int) (kernel * ((statePage + kernel * attentionPagePerToken - 1) / (kernel * attentionPagePerToken)));
+  }
+
+  /**
+   * KV bytes one token takes in one block of one KV-cache group (vLLM's page size over the block size). Every group
+   * has as many layers, so this is also a Mamba group's page over the block size.
+   */
   public long kvBytesPerTokenPerGroup() {
-    return kvBytesPerToken() / kvCacheGroups();
+    return kvBytesPerToken() / attentionGroups();
   }
 
   /** This model with another name (the served model name). */

@@ -27,6 +27,10 @@ final class Sequence {
   int[] windowBlocks = new int[0];
   int numWindowBlocks;
   int[] stateBlocks = new int[0];
+  /** A Mamba model's last checkpoint: one block a Mamba group holding the state at a block boundary, or empty. */
+  int[] checkpointBlocks = new int[0];
+  /** The block (of the sequence) whose end the running Mamba state blocks stand for, or -1. */
+  int stateIndex = -1;
 
   int cachedTokens = -1;
   /** Tokens of its prefix loaded (or loading) from the offload tier since it was last admitted; 0 if none. */

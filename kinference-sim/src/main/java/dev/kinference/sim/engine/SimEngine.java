@@ -127,8 +127,8 @@ public final class SimEngine {
           + " tokens) plus max_tokens (" + request.expectedOutputTokens() + ") exceed max_model_len "
           + config.maxModelLen());
     }
-    long blocksNeeded = (long) KvCacheManager.ceilDiv(length, blockSize) * config.model().kvCacheGroups()
-        + config.stateBlocksPerSequence();
+    long blocksNeeded = (long) KvCacheManager.ceilDiv(length, blockSize) * config.model().attentionGroups()
+        + 2L * config.stateBlocksPerSequence();
     if (blocksNeeded > config.numGpuBlocks() - 1) {
       throw new IllegalArgumentException("request " + request.id() + " needs " + blocksNeeded
           + " KV blocks; the engine has " + (config.numGpuBlocks() - 1));
@@ -346,6 +346,7 @@ public final class SimEngine {
   private boolean startStep() {
     int budget = config.maxNumBatchedTokens();
     stepSequences.clear();
+    kv.newStep();
     boolean observe = stepObserver != null;
     Map<String, Integer> admittedHits = observe ? new LinkedHashMap<>() : Map.of();
     List<String> preemptedIds = observe ? new ArrayList<>() : List.of();
@@ -353,7 +354,11 @@ public final class SimEngine {
 
     for (int i = 0; i < running.size() && budget > 0; ) {
       Sequence s = running.get(i);
-      int newTokens = Math.min(s.numTokens - s.numComputed, budget);
+      int newTokens = kv.alignedChunk(s, s.numComputed, Math.min(s.numTokens - s.numComputed, budget));
+      if (newTokens == 0) {
+        i++; // its chunk reaches no block boundary within the budget left (a Mamba model's aligned prefill)
+        continue;
+      }
       boolean scheduled = false;
       while (true) {
         if (kv.allocateSlots(s, newTokens, null, 0, true)) {
@@ -453,8 +458,8 @@ public final class SimEngine {
         }
         hitTokens = hitBlocks * blockSize;
       }
-      int newTokens = Math.min(s.numTokens - hitTokens, budget);
-      if (!kv.allocateSlots(s, newTokens, hits, hitBlocks, true)) {
+      int newTokens = kv.alignedChunk(s, hitTokens, Math.min(s.numTokens - hitTokens, budget));
+      if (newTokens == 0 || !kv.allocateSlots(s, newTokens, hits, hitBlocks, true)) {
         break;
       }
       waiting.pollFirst();
@@ -600,7 +605,8 @@ public final class SimEngine {
     List<Integer> groups = kv.eventGroups();
     List<KvEvent> events = kv.drainEvents();
     if (kvEventListener != null) {
-      kvEventListener.accept(new EngineStepEvents(eventSequence++, timestamp, events, groups));
+      kvEventListener.accept(new EngineStepEvents(eventSequence++, timestamp, events, groups,
+          config.model().fullAttentionGroup()));
     }
   }
 

@@ -158,19 +158,29 @@ public final class SimEngineBuilder {
   public SimEngine build() {
     int batched = maxNumBatchedTokens > 0 ? maxNumBatchedTokens : EngineConfig.defaultMaxNumBatchedTokens(gpu);
     int seqs = maxNumSeqs > 0 ? maxNumSeqs : EngineConfig.defaultMaxNumSeqs(gpu);
+    // vLLM raises a hybrid attention/Mamba model's block size until an attention page holds a Mamba state
+    int size = Math.max(blockSize, model.mambaBlockSize());
     int blocks = numGpuBlocks > 0 ? numGpuBlocks
-        : EngineConfig.profileNumGpuBlocks(gpu, model, tensorParallel, blockSize, gpuMemoryUtilization, batched,
+        : EngineConfig.profileNumGpuBlocks(gpu, model, tensorParallel, size, gpuMemoryUtilization, batched,
             seqs);
-    long blockBytes = (long) blockSize * model.kvBytesPerTokenPerGroup();
-    int stateBlocks = model.stateBytesPerSequence() == 0 ? 0
+    long blockBytes = (long) size * model.kvBytesPerTokenPerGroup();
+    // a Mamba model's running state takes one block (one padded page per layer) in each Mamba group
+    int stateBlocks = model.mambaGroups() > 0 ? model.mambaGroups()
+        : model.stateBytesPerSequence() == 0 ? 0
         : (int) ((model.stateBytesPerSequence() + blockBytes - 1) / blockBytes);
+    if (model.mambaGroups() > 0 && enablePrefixCaching && batched < size) {
+      // align mode cuts prefill chunks at block boundaries: a smaller budget could never schedule a long prompt
+      throw new IllegalArgumentException("max_num_batched_tokens " + batched + " is below the " + size
+          + "-token block of " + model.name() + " (its Mamba groups cut prefill chunks at block boundaries)");
+    }
     if (model.kvCacheGroups() > 1 && cpuOffloadBytes > 0) {
-      throw new IllegalArgumentException("a CPU offload tier for a model with a sliding-window KV-cache group ("
+      throw new IllegalArgumentException("a CPU offload tier for a model with several KV-cache groups ("
           + model.name() + ") is not modelled");
     }
-    // every group holds the whole sequence while it is computed (a sliding-window group frees its older blocks later)
-    long capacity = (long) (blocks - 1 - stateBlocks) / model.kvCacheGroups() * blockSize;
-    if (capacity < blockSize) {
+    // every attention group holds the whole sequence while it is computed (a sliding-window group frees its older
+    // blocks later); a Mamba model also holds its last checkpoint beside its running state
+    long capacity = (blocks - 1 - 2L * stateBlocks) / model.attentionGroups() * size;
+    if (capacity < size) {
       throw new IllegalArgumentException("the KV cache (" + blocks + " blocks) cannot hold one sequence");
     }
     int len = maxModelLen > 0 ? maxModelLen : (int) Math.min(model.maxModelLen(), capacity);
@@ -179,7 +189,7 @@ public final class SimEngineBuilder {
           + " tokens; lower maxModelLen");
     }
     EngineConfig config = new EngineConfig(gpu, model, tensorParallel,
-        servedModelName != null ? servedModelName : model.name(), blockSize, blocks, batched, seqs, len,
+        servedModelName != null ? servedModelName : model.name(), size, blocks, batched, seqs, len,
         gpuMemoryUtilization, enablePrefixCaching, stateBlocks, hashSeed, cpuOffloadBytes);
     return new SimEngine(this, config);
   }

@@ -9,9 +9,10 @@ import org.jspecify.annotations.Nullable;
  * Encodes batches of {@link KvEvent}s as vLLM's {@code KVEventBatch} msgpack payload. Block hashes are written as
  * unsigned 64-bit integers (so values at or above 2^63 use {@code 0xcf}), as vLLM's default integer block hashes.
  * Each event carries its KV-cache group as vLLM's {@code kv_events.py} does: {@code group_idx}, and on
- * {@code BlockStored} {@code kv_cache_spec_kind} ({@code full_attention} for group 0, {@code sliding_window} for group
- * 1) with {@code kv_cache_spec_sliding_window} for the window group. The array form writes these trailing fields
- * only for a group other than 0, so a single-group model's events stay as older vLLM sends them.
+ * {@code BlockStored} {@code kv_cache_spec_kind} ({@code full_attention} for the full-attention group,
+ * {@code sliding_window} with {@code kv_cache_spec_sliding_window} for a window group, {@code mamba} for a Mamba
+ * group). The array form writes these trailing fields only for a model with several groups and an event not of group
+ * 0 full attention, so a single-group model's events stay as older vLLM sends them.
  *
  * <p>Immutable and thread-safe.
  */
@@ -20,6 +21,7 @@ final class KvEventBatchWriter {
   static final String MEDIUM_GPU = "GPU";
   static final String FULL_ATTENTION = "full_attention";
   static final String SLIDING_WINDOW = "sliding_window";
+  static final String MAMBA = "mamba";
 
   private final KvEventFormat format;
   private final int dataParallelRank;
@@ -40,14 +42,16 @@ final class KvEventBatchWriter {
 
   /** The payload frame of one batch: {@code [ts, [events...], data_parallel_rank]}. */
   byte[] encodeBatch(double timestampSeconds, List<KvEvent> events) {
-    return encodeBatch(timestampSeconds, events, java.util.Collections.nCopies(events.size(), 0), 0);
+    return encodeBatch(timestampSeconds, events, java.util.Collections.nCopies(events.size(), 0), 0, 0);
   }
 
   /**
-   * The payload frame of one batch whose event {@code i} belongs to KV-cache group {@code groups.get(i)}: group 0
-   * full attention, group 1 a sliding window of {@code slidingWindow} tokens.
+   * The payload frame of one batch whose event {@code i} belongs to KV-cache group {@code groups.get(i)}: group
+   * {@code fullAttentionGroup} full attention; any other a sliding window of {@code slidingWindow} tokens, or a Mamba
+   * group if {@code slidingWindow} is 0.
    */
-  byte[] encodeBatch(double timestampSeconds, List<KvEvent> events, List<Integer> groups, int slidingWindow) {
+  byte[] encodeBatch(double timestampSeconds, List<KvEvent> events, List<Integer> groups, int slidingWindow,
+      int fullAttentionGroup) {
     if (groups.size() != events.size()) {
       throw new IllegalArgumentException(groups.size() + " groups for " + events.size() + " events");
     }
@@ -55,12 +59,11 @@ final class KvEventBatchWriter {
     w.arrayHeader(3).float64(timestampSeconds).arrayHeader(events.size());
     for (int i = 0; i < events.size(); i++) {
       int group = groups.get(i);
-      if (group != 0 && slidingWindow <= 0) {
-        throw new IllegalArgumentException("group " + group + " without a sliding window");
-      }
+      boolean described = group != 0 || fullAttentionGroup != 0;
+      String kind = group == fullAttentionGroup ? FULL_ATTENTION : slidingWindow > 0 ? SLIDING_WINDOW : MAMBA;
       switch (events.get(i)) {
-        case KvEvent.BlockStored s -> stored(w, s, group, slidingWindow);
-        case KvEvent.BlockRemoved r -> removed(w, r, group);
+        case KvEvent.BlockStored s -> stored(w, s, group, described, kind, slidingWindow);
+        case KvEvent.BlockRemoved r -> removed(w, r, group, described);
         case KvEvent.AllBlocksCleared c -> cleared(w);
       }
     }
@@ -68,9 +71,11 @@ final class KvEventBatchWriter {
     return w.toByteArray();
   }
 
-  private void stored(MsgpackWriter w, KvEvent.BlockStored s, int group, int slidingWindow) {
+  private void stored(MsgpackWriter w, KvEvent.BlockStored s, int group, boolean described, String kind,
+      int slidingWindow) {
+    boolean window = kind.equals(SLIDING_WINDOW);
     if (format == KvEventFormat.MAP) {
-      w.mapHeader(group == 0 ? 11 : 12);
+      w.mapHeader(window ? 12 : 11);
       w.str("type").str("BlockStored");
       w.str("block_hashes");
       hashes(w, s.blockHashes());
@@ -87,12 +92,12 @@ final class KvEventBatchWriter {
       w.str("extra_keys");
       extraKeys(w, s);
       w.str("group_idx").integer(group);
-      w.str("kv_cache_spec_kind").str(group == 0 ? FULL_ATTENTION : SLIDING_WINDOW);
-      if (group != 0) {
+      w.str("kv_cache_spec_kind").str(kind);
+      if (window) {
         w.str("kv_cache_spec_sliding_window").integer(slidingWindow);
       }
     } else {
-      w.arrayHeader(group == 0 ? 8 : 12).str("BlockStored");
+      w.arrayHeader(described ? 12 : 8).str("BlockStored");
       hashes(w, s.blockHashes());
       optionalHash(w, s.parentBlockHash());
       tokens(w, s.tokenIds());
@@ -100,14 +105,19 @@ final class KvEventBatchWriter {
       loraId(w, s.loraName());
       w.str(medium(s.medium()));
       optionalString(w, s.loraName());
-      if (group != 0) {
+      if (described) {
         extraKeys(w, s);
-        w.integer(group).str(SLIDING_WINDOW).integer(slidingWindow);
+        w.integer(group).str(kind);
+        if (window) {
+          w.integer(slidingWindow);
+        } else {
+          w.nil();
+        }
       }
     }
   }
 
-  private void removed(MsgpackWriter w, KvEvent.BlockRemoved r, int group) {
+  private void removed(MsgpackWriter w, KvEvent.BlockRemoved r, int group, boolean described) {
     if (format == KvEventFormat.MAP) {
       w.mapHeader(4);
       w.str("type").str("BlockRemoved");
@@ -116,10 +126,10 @@ final class KvEventBatchWriter {
       w.str("medium").str(medium(r.medium()));
       w.str("group_idx").integer(group);
     } else {
-      w.arrayHeader(group == 0 ? 3 : 4).str("BlockRemoved");
+      w.arrayHeader(described ? 4 : 3).str("BlockRemoved");
       hashes(w, r.blockHashes());
       w.str(medium(r.medium()));
-      if (group != 0) {
+      if (described) {
         w.integer(group);
       }
     }

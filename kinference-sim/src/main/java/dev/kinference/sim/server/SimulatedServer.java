@@ -222,7 +222,8 @@ public final class SimulatedServer implements AutoCloseable {
     if (p != null) {
       EngineConfig c = engineConfig;
       int window = c == null ? 0 : c.model().slidingWindow();
-      p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, batch.events(), batch.groups(), window));
+      p.publish(encoder.encodeBatch(System.currentTimeMillis() / 1000.0, batch.events(), batch.groups(), window,
+          batch.fullAttentionGroup()));
     }
   }
 

@@ -61,7 +61,7 @@ class KvEventEncoderTest {
     List<Integer> groups = List.of(0, 1, 1);
     for (KvEventFormat format : KvEventFormat.values()) {
       List<Object> decoded = (List<Object>) ((List<Object>) Msgpack.decode(
-          new KvEventBatchWriter(format, 0, Map.of()).encodeBatch(CAPTURED_TS, events, groups, 128))).get(1);
+          new KvEventBatchWriter(format, 0, Map.of()).encodeBatch(CAPTURED_TS, events, groups, 128, 0))).get(1);
       if (format == KvEventFormat.MAP) {
         assertThat((Map<Object, Object>) decoded.get(0)).containsEntry("group_idx", 0L)
             .containsEntry("kv_cache_spec_kind", "full_attention").doesNotContainKey("kv_cache_spec_sliding_window");
@@ -75,10 +75,23 @@ class KvEventEncoderTest {
         assertThat((List<Object>) decoded.get(2)).hasSize(4).last().isEqualTo(1L);
       }
     }
-    // a group other than 0 needs the window it describes: nothing is written
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new KvEventBatchWriter(KvEventFormat.MAP, 0, Map.of())
-        .encodeBatch(CAPTURED_TS, events, groups, 0)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("without a sliding window");
+    // a Mamba model (Qwen3.5-like): Mamba groups first, full attention last, every event described
+    List<Integer> mambaFirst = List.of(3, 0, 0);
+    for (KvEventFormat format : KvEventFormat.values()) {
+      List<Object> decoded = (List<Object>) ((List<Object>) Msgpack.decode(
+          new KvEventBatchWriter(format, 0, Map.of()).encodeBatch(CAPTURED_TS, events, mambaFirst, 0, 3))).get(1);
+      if (format == KvEventFormat.MAP) {
+        assertThat((Map<Object, Object>) decoded.get(0)).containsEntry("group_idx", 3L)
+            .containsEntry("kv_cache_spec_kind", "full_attention");
+        assertThat((Map<Object, Object>) decoded.get(1)).containsEntry("group_idx", 0L)
+            .containsEntry("kv_cache_spec_kind", "mamba").doesNotContainKey("kv_cache_spec_sliding_window");
+        assertThat((Map<Object, Object>) decoded.get(2)).containsEntry("group_idx", 0L);
+      } else {
+        assertThat(((List<Object>) decoded.get(0)).subList(9, 12)).containsExactly(3L, "full_attention", null);
+        assertThat(((List<Object>) decoded.get(1)).subList(9, 12)).containsExactly(0L, "mamba", null);
+        assertThat((List<Object>) decoded.get(2)).hasSize(4).last().isEqualTo(0L);
+      }
+    }
   }
 
   @Test

@@ -26,7 +26,11 @@ import org.jspecify.annotations.Nullable;
  *       events' tokens), and {@link #limit} shortens a hit as vLLM does, repeating until no group shortens it:
  *       another full-attention group keeps the hit to the blocks it holds from the start; a sliding-window group of
  *       window {@code w} tokens and blocks of {@code b} tokens needs the {@code ceil((w - 1) / b)} blocks before the
- *       hit's end (or every block from the start, for a shorter hit); a Mamba group needs the hit's last block.
+ *       hit's end (or every block from the start, for a shorter hit); a Mamba group needs the hit's last block
+ *       (vLLM's {@code MambaManager} in {@code mamba_cache_mode} align, which keeps states only at some block
+ *       boundaries: a hit ends at the last block whose state every Mamba group holds). A group's
+ *       {@code BlockStored} lists only the blocks it holds, the last ones of the span its tokens cover; a parent it
+ *       holds no block for is keyed through the indexed group.
  *       Groups of other kinds (cross, encoder-only, chunked-local attention) do not limit a hit.</li>
  *   <li>A group whose block size differs from the indexed group's is tracked but cannot be compared block for
  *       block: it does not limit hits (vLLM's fine-grained Mamba alignment is not modelled).</li>
@@ -57,6 +61,8 @@ final class KvCacheGroups {
   private boolean indexedIsFullAttention;
   private final List<Group> others = new ArrayList<>(2);
   private final LongCounts otherTier = new LongCounts(16);
+  /** Extra copies of indexed blocks: engine hash to the copies beyond the one the index holds. */
+  private final LongCounts copies = new LongCounts(16);
   private final OffloadedPrefixes offloaded;
   private LongFunction<@Nullable Long> gpuKeyOf = hash -> null;
   private long undescribedEvents;
@@ -83,6 +89,8 @@ final class KvCacheGroups {
     int blockSize;
     final LongCounts engineToKey = new LongCounts(64);
     final LongCounts keys = new LongCounts(64);
+    /** Copies of a hash beyond the first (vLLM may cache a hash twice and removes each copy on its own). */
+    final LongCounts copies = new LongCounts(16);
 
     Group(int index, KvCacheGroup.Role role, int slidingWindow) {
       this.index = index;
@@ -93,6 +101,7 @@ final class KvCacheGroups {
     void clear() {
       engineToKey.clear();
       keys.clear();
+      copies.clear();
     }
 
     boolean holds(long key) {
@@ -151,10 +160,19 @@ final class KvCacheGroups {
     for (int i = 0; i < events.size(); i++) {
       KvEvent e = events.get(i);
       switch (route(e, batch.groups().get(i))) {
-        case INDEX -> index.onEvent(endpoint, e);
+        case INDEX -> {
+          KvEvent indexed = withoutCopies(e);
+          if (indexed != null) {
+            index.onEvent(endpoint, indexed);
+          }
+        }
         case CLEAR_THEN_INDEX -> {
           clearIndex.run();
-          index.onEvent(endpoint, e);
+          clearCopies();
+          KvEvent indexed = withoutCopies(e);
+          if (indexed != null) {
+            index.onEvent(endpoint, indexed);
+          }
         }
         case KEPT_APART -> keptApart++;
       }
@@ -209,6 +227,56 @@ final class KvCacheGroups {
     return Route.KEPT_APART;
   }
 
+  /**
+   * {@code event} of the indexed group as the index should see it: vLLM keeps a second block of a hash it already
+   * caches (a request whose hit another group cut short computes those blocks again) and removes each copy on its
+   * own, so a {@code BlockRemoved} of a hash of which another copy stays is not passed on (null if nothing is left).
+   * Only extra copies are counted here: a stored hash the index already holds is one.
+   */
+  private synchronized @Nullable KvEvent withoutCopies(KvEvent event) {
+    return switch (event) {
+      case KvEvent.BlockStored s -> {
+        if (s.medium() == KvEvent.Medium.GPU) {
+          for (long hash : s.blockHashes()) {
+            if (gpuKeyOf.apply(hash) != null) {
+              copies.add(hash, 1);
+            }
+          }
+        }
+        yield event;
+      }
+      case KvEvent.BlockRemoved r -> withoutCopies(r);
+      case KvEvent.AllBlocksCleared c -> {
+        copies.clear();
+        yield event;
+      }
+    };
+  }
+
+  private @Nullable KvEvent withoutCopies(KvEvent.BlockRemoved r) {
+    if (r.medium() != KvEvent.Medium.GPU || copies.size() == 0) {
+      return r;
+    }
+    long[] hashes = r.blockHashes();
+    long[] kept = new long[hashes.length];
+    int n = 0;
+    for (long hash : hashes) {
+      if (copies.get(hash) > 0) {
+        copies.add(hash, -1);
+      } else {
+        kept[n++] = hash;
+      }
+    }
+    if (n == hashes.length) {
+      return r;
+    }
+    return n == 0 ? null : new KvEvent.BlockRemoved(java.util.Arrays.copyOf(kept, n), r.medium());
+  }
+
+  private synchronized void clearCopies() {
+    copies.clear();
+  }
+
   /** The endpoint's entries were cleared (a resync): forget every group's blocks too. */
   synchronized void clear() {
     clearOthers();
@@ -251,6 +319,7 @@ final class KvCacheGroups {
   }
 
   private void clearOthers() {
+    copies.clear();
     for (Group g : others) {
       g.clear();
     }
@@ -282,6 +351,10 @@ final class KvCacheGroups {
       case KvEvent.BlockStored s -> store(g, s);
       case KvEvent.BlockRemoved r -> {
         for (long hash : r.blockHashes()) {
+          if (g.copies.get(hash) > 0) {
+            g.copies.add(hash, -1); // another copy stays
+            continue;
+          }
           long key = g.engineToKey.remove(hash);
           if (key != LongCounts.MISSING) {
             g.keys.add(key, -1);
@@ -304,18 +377,34 @@ final class KvCacheGroups {
     } else {
       key = g.engineToKey.get(parent);
       if (key == LongCounts.MISSING) {
-        return; // its parent was missed: these blocks cannot be keyed (a resync follows the gap)
+        // a Mamba group's parent is usually a block it holds no state for: its key is the indexed group's
+        Long indexedKey = gpuKeyOf.apply(parent);
+        if (indexedKey == null) {
+          return; // its parent was missed: these blocks cannot be keyed (a resync follows the gap)
+        }
+        key = indexedKey;
       }
     }
     long[] hashes = s.blockHashes();
-    for (int i = 0; i < hashes.length; i++) {
-      key = BlockKeys.next(key, s.tokenIds(), i * s.blockSize(), s.blockSize());
-      long previous = g.engineToKey.get(hashes[i]);
-      if (previous != key) {
+    // vLLM lists only the blocks a group holds (cache_full_blocks skips null blocks) but sends the tokens of every
+    // block of the span; the null ones come first (a Mamba group holds the state of the span's last block, a
+    // sliding-window group the blocks within its window)
+    int spanBlocks = Math.max(hashes.length, s.tokenIds().length / s.blockSize());
+    int firstHeld = spanBlocks - hashes.length;
+    for (int b = 0; b < spanBlocks; b++) {
+      key = BlockKeys.next(key, s.tokenIds(), b * s.blockSize(), s.blockSize());
+      if (b < firstHeld) {
+        continue;
+      }
+      long hash = hashes[b - firstHeld];
+      long previous = g.engineToKey.get(hash);
+      if (previous == key) {
+        g.copies.add(hash, 1);
+      } else {
         if (previous != LongCounts.MISSING) {
           g.keys.add(previous, -1);
         }
-        g.engineToKey.put(hashes[i], key);
+        g.engineToKey.put(hash, key);
         g.keys.add(key, 1);
       }
     }

@@ -154,6 +154,41 @@ class KvCacheGroupsTest {
     assertThat(hit()).isEqualTo(6); // block 5 holds the state of the longest reusable prefix
   }
 
+  /** A Mamba group's BlockStored in align mode: the tokens of blocks {@code from..to-1}, the state of the last only. */
+  KvEvent state(int from, int to) {
+    return new KvEvent.BlockStored(new long[] {hashes[to - 1]}, from == 0 ? null : hashes[from - 1],
+        Arrays.copyOfRange(tokens, from * BLOCK, to * BLOCK), BLOCK, null, KvEvent.Medium.GPU, null);
+  }
+
+  @ParameterizedTest
+  @EnumSource(KvEventEncoder.Layout.class)
+  void mambaGroupsInAlignModeListOnlyTheStatesBlockAndTheHitEndsAtTheLastStateEveryGroupHolds(
+      KvEventEncoder.Layout layout) {
+    enc = KvEventEncoder.of(layout);
+    Group m0 = new Group(0, "mamba", 0);
+    Group m1 = new Group(1, "mamba", 0);
+    Group full = new Group(3, "full_attention", 0);
+    // as vLLM sends a Qwen3.5-like model's groups: Mamba groups first, the states of blocks 1 and 3 (chunks of two
+    // blocks), then full attention; the parent of the second span (block 1) is keyed through full attention
+    publish(state(0, 2), m0, state(0, 2), m1, stored(0, 2), full);
+    publish(state(2, 4), m0, state(2, 4), m1, stored(2, 4), full);
+    publish(stored(4, BLOCKS), full);
+    assertThat(groups.indexedGroup()).isEqualTo(3);
+    assertThat(hit()).isEqualTo(4);
+    publish(removed(3), m1); // one Mamba group lost block 3's state: back to block 1's
+    assertThat(hit()).isEqualTo(2);
+  }
+
+  @Test
+  void aSecondCopyOfABlockKeepsItIndexedWhenTheFirstIsRemoved() {
+    publish(stored(0, BLOCKS), FULL);
+    publish(stored(2, 4), FULL); // vLLM computed blocks 2-3 again (a hit cut short) and caches a second copy
+    publish(removed(3, 2), FULL); // the first copies are evicted
+    assertThat(hit()).isEqualTo(BLOCKS);
+    publish(removed(3), FULL); // the last copy of block 3
+    assertThat(hit()).isEqualTo(3);
+  }
+
   @Test
   void theGroupsLimitEachOtherUntilNoneShortensTheHit() {
     publish(stored(0, BLOCKS), FULL, stored(0, BLOCKS), WINDOW, stored(0, BLOCKS), MAMBA);
