@@ -65,8 +65,10 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
 
   /**
    * The default profile: {@code predicted-ttft} 1, {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code
-   * session-affinity} 1, {@code queue-depth} 0.3, {@code prefix-under-saturation} 4, {@code session-residency} 4 and, with a precise cache index,
-   * {@code prefix-home} 1, every one with its default parameters. docs/ROUTING.md says why each is there.
+   * session-affinity} 1, {@code queue-depth} 0.3, {@code prefix-under-saturation} 4, {@code session-residency} 4,
+   * {@code ttft-overflow} 16 (above the other weights' sum, so once every candidate is
+   * saturated a request predicted late everywhere goes to the candidate furthest behind) and, with a precise cache
+   * index, {@code prefix-home} 1, every one with its default parameters. docs/ROUTING.md says why each is there.
    *
    * @param preciseCacheIndex whether the router's cache index is precise: an approximate one already remembers
    *     where prompts were sent, which is what {@code prefix-home} adds
@@ -89,7 +91,7 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
     }
     Builder b = builder().scorer("predicted-ttft", 1.0).scorer("prefix-overlap", 1.0).scorer("kv-utilization", 0.5)
         .scorer("session-affinity", 1.0).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4.0)
-        .scorer("session-residency", 4.0);
+        .scorer("session-residency", 4.0).scorer("ttft-overflow", 16.0);
     if (preciseCacheIndex) {
       b.scorer("prefix-home", 1.0);
     } else if (routerReplicas > 1) {

@@ -78,7 +78,7 @@ class PluginsTest {
     PluginSet<Scorer> scorers = Plugins.load(Scorer.class);
     assertThat(scorers.names()).containsExactly("in-flight", "kv-utilization", "predicted-ttft", "prefix-home",
         "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth", "session-affinity",
-        "session-residency");
+        "session-residency", "ttft-overflow");
     assertThat(scorers.failures()).isEmpty();
   }
 
@@ -99,7 +99,7 @@ class PluginsTest {
       PluginSet<Scorer> scorers = Plugins.load(Scorer.class, loader);
       assertThat(scorers.names()).containsExactly("zz-early", "alpha", "in-flight", "kv-utilization",
           "predicted-ttft", "prefix-home", "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth",
-          "session-affinity", "session-residency");
+          "session-affinity", "session-residency", "ttft-overflow");
       assertThat(scorers.require("prefix-overlap")).isInstanceOf(dev.kinference.routing.PrefixOverlapScorer.class);
       List<PluginFailure> failures = scorers.failures();
       assertThat(failures).hasSize(4);

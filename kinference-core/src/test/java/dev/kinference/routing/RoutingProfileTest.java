@@ -52,7 +52,7 @@ class RoutingProfileTest {
       Router.Builder named = precise ? builder().cacheIndex(new PreciseCacheIndex()) : builder();
       named.scorer("predicted-ttft", 1).scorer("prefix-overlap", 1).scorer("kv-utilization", 0.5)
           .scorer("session-affinity", 1).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4)
-          .scorer("session-residency", 4);
+          .scorer("session-residency", 4).scorer("ttft-overflow", 16);
       if (precise) {
         named.scorer("prefix-home", 1);
       }

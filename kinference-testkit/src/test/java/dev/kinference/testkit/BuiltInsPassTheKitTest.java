@@ -16,6 +16,7 @@ import dev.kinference.routing.QueueDepthScorer;
 import dev.kinference.routing.Scorer;
 import dev.kinference.routing.SessionAffinityScorer;
 import dev.kinference.routing.SessionResidencyScorer;
+import dev.kinference.routing.TtftOverflowScorer;
 import org.junit.jupiter.api.Nested;
 
 /** Every built-in plugin passes the compatibility kit. */
@@ -26,6 +27,14 @@ class BuiltInsPassTheKitTest {
     @Override
     protected Scorer createScorer() {
       return new PredictedTtftScorer();
+    }
+  }
+
+  @Nested
+  class TtftOverflow extends ScorerContract {
+    @Override
+    protected Scorer createScorer() {
+      return new TtftOverflowScorer();
     }
   }
 

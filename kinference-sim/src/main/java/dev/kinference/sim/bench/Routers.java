@@ -145,7 +145,7 @@ public final class Routers {
       case OURS -> "core Router, default profile (predicted TTFT 1, prefix 1, kv 0.5 above half-full, session 1 or "
           + "kv headroom for a new one, "
           + "queue 0.3, prefix up to 4 more once most are saturated, last-sent-to 1 for a long prompt cached nowhere when all "
-          + "saturated), precise index";
+          + "saturated, 16 to the server furthest behind for a request predicted over 4 s everywhere when all are), precise index";
       case OURS_APPROX -> "core Router, default profile, approximate index learned from its own decisions";
       case OURS_NO_TIER -> "core Router, default profile, precise index, offload-tier (CPU) blocks not credited";
       case RANDOM -> "uniform random (Kubernetes Service / kube-proxy)";
