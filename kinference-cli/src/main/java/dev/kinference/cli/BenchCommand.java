@@ -73,7 +73,8 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--model", paramLabel = "NAME",
       description = "The model the servers run: Qwen3-8B, Qwen3-32B, Llama-3.1-8B, Llama-3.1-70B or "
-          + "Qwen3.5-27B-FP8 or gpt-oss-20b (default: the scenario's; requests keep the scenario's model name).")
+          + "Qwen3.5-27B-FP8, Qwen3.5-27B-FP8-mamba-align (that model as vLLM's Mamba KV-cache groups keep it) or "
+          + "gpt-oss-20b (default: the scenario's; requests keep the scenario's model name).")
   @Nullable String model;
 
   @Option(names = "--tensor-parallel", paramLabel = "N",

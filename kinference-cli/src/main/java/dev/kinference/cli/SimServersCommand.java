@@ -70,8 +70,9 @@ public final class SimServersCommand implements Callable<Integer> {
 
   @Option(names = "--engine-model", paramLabel = "NAME",
       description = "The model shape the engine simulates: Qwen3-8B, Qwen3-32B, Llama-3.1-8B, Llama-3.1-70B, "
-          + "Qwen3.5-27B-FP8 or gpt-oss-20b, whose sliding-window KV-cache group publishes events of group_idx 1 "
-          + "(default: the engine's).")
+          + "Qwen3.5-27B-FP8, Qwen3.5-27B-FP8-mamba-align (the same model as vLLM's Mamba KV-cache groups keep it: "
+          + "784-token blocks, events of group_idx 0-3) or gpt-oss-20b, whose sliding-window KV-cache group "
+          + "publishes events of group_idx 1 (default: the engine's).")
   @Nullable String engineModel;
 
   @Option(names = "--no-kv-events", description = "Do not publish KV events.")

@@ -121,7 +121,7 @@ class MambaSimulatedServerTest {
   @EnumSource(KvEventFormat.class)
   void theRouterCountsTheHitTheHybridEngineUses(KvEventFormat format) throws Exception {
     server = SimulatedServer.builder(MODEL).timeScale(50).kvEventFormat(format).maxModelLen(16_384)
-        .engine(e -> e.model(ModelSpec.QWEN3_5_27B_FP8).numGpuBlocks(120).maxNumBatchedTokens(2048))
+        .engine(e -> e.model(ModelSpec.QWEN3_5_27B_FP8_MAMBA_ALIGN).numGpuBlocks(120).maxNumBatchedTokens(2048))
         .start();
     assertThat(server.blockSize()).isEqualTo(BLOCK);
     Fleet fleet = Fleet.create();

@@ -75,7 +75,8 @@ public final class Calibration {
 
   /** Llama-3.1-8B with FP8 weights (W8A8), as MLPerf runs it. */
   static final ModelSpec LLAMA_3_1_8B_FP8 = new ModelSpec("Llama-3.1-8B-FP8", 32, 32, 4096, 32, 8, 128, 14_336,
-      128_256, 8.03e9, 8.03e9, Dtype.FP8, 8.03e9 + 128_256 * 4096 * 2.0, Dtype.FP8, 131_072, 0, 0, 0);
+      128_256, 8.03e9, 8.03e9, Dtype.FP8, 8.03e9 + 128_256 * 4096 * 2.0, Dtype.FP8, 131_072, 0, 0, 0,
+      false);
 
   /** Llama-2-70B (BLIS's ground truth), BF16: Llama-3.1-70B's shape with a 32,000-token vocabulary. */
   static final ModelSpec LLAMA_2_70B =

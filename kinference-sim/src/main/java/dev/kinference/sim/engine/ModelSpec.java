@@ -31,10 +31,14 @@ import java.util.Objects;
  *     none); they must be half of them, so that vLLM puts them in one KV-cache group of the full-attention group's
  *     size (as for gpt-oss; a Gemma-3-like 5:1 interleave would make six groups, which is not modelled)
  * @param slidingWindow the sliding window in tokens, or 0
+ * @param mambaCacheGroups whether the linear-attention layers' state lives in vLLM's Mamba KV-cache groups as
+ *     {@code mamba_cache_mode align} keeps it with prefix caching on (a raised block size, states cached at block
+ *     boundaries, a hit only as far as every group holds a state); if false the state is a per-sequence
+ *     reservation and prefix hits are counted on the attention layers alone
  */
 public record ModelSpec(String name, int layers, int kvLayers, int hidden, int qHeads, int kvHeads, int headDim,
     int ffn, int vocab, double params, double activeParams, Dtype weightDtype, double weightBytes, Dtype kvDtype,
-    int maxModelLen, long stateBytesPerSequence, int slidingLayers, int slidingWindow) {
+    int maxModelLen, long stateBytesPerSequence, int slidingLayers, int slidingWindow, boolean mambaCacheGroups) {
 
   /** Qwen3-8B, BF16. */
   public static final ModelSpec QWEN3_8B = dense("Qwen3-8B", 36, 4096, 32, 8, 128, 12_288, 151_936, 8.2e9, 40_960);
@@ -54,14 +58,26 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
   /**
    * A ~27B hybrid model in FP8 shaped like Qwen3.5-27B (the Kinference experiment's model class): 64 layers of which
    * 16 are full attention (24 query / 4 KV heads of dimension 256, 64 KiB of BF16 KV a token) and 48 linear
-   * attention, about 33 GB of FP8 weights (embeddings stay BF16). The linear-attention (Gated DeltaNet) state is
-   * Qwen3.5-27B's: per layer a convolution state of 3 x 10,240 BF16 values and a recurrent state of 48 heads x 128 x
-   * 128 FP32 values ({@code mamba_ssm_dtype} float32), 3,207,168 bytes, 154 MB a sequence over the 48 layers. vLLM
-   * keeps them as three Mamba KV-cache groups of 16 layers beside the full-attention group (see
-   * {@link #mambaBlockSize}).
+   * attention, about 33 GB of FP8 weights (embeddings stay BF16). This default keeps the linear-attention state as a
+   * per-sequence reservation of 48 MiB (the estimate the engine was calibrated with, 48 layers x 32 heads x 128 x
+   * 128 BF16 values) and counts prefix hits on the attention layers at token-block granularity, as if every state
+   * were kept: the deployment under which the published Kinference figures are reproduced (docs/BENCHMARKS.md,
+   * "Hybrid models' KV-cache groups"). {@link #QWEN3_5_27B_FP8_MAMBA_ALIGN} is the same model as vLLM's align mode
+   * keeps it.
    */
   public static final ModelSpec QWEN3_5_27B_FP8 = new ModelSpec("Qwen3.5-27B-FP8", 64, 16, 5120, 24, 4, 256,
-      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L * 3_207_168, 0, 0);
+      17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L << 20, 0, 0, false);
+
+  /**
+   * {@link #QWEN3_5_27B_FP8} as vLLM serves it with prefix caching on ({@code mamba_cache_mode align}, the only mode
+   * Qwen3.5 supports): the linear-attention (Gated DeltaNet) state is Qwen3.5-27B's, per layer a convolution state
+   * of 3 x 10,240 BF16 values and a recurrent state of 48 heads x 128 x 128 FP32 values ({@code mamba_ssm_dtype}
+   * float32), 3,207,168 bytes, 154 MB a sequence over the 48 layers, kept as three Mamba KV-cache groups of 16
+   * layers beside the full-attention group (see {@link #mambaBlockSize}).
+   */
+  public static final ModelSpec QWEN3_5_27B_FP8_MAMBA_ALIGN = new ModelSpec("Qwen3.5-27B-FP8-mamba-align", 64, 16,
+      5120, 24, 4, 256, 17_408, 248_320, 27e9, 27e9, Dtype.FP8, 33e9, Dtype.BF16, 262_144, 48L * 3_207_168, 0, 0,
+      true);
 
   /**
    * A gpt-oss-20b-shaped model: 24 layers alternating sliding-window attention (a 128-token window) and full
@@ -70,7 +86,7 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
    * group 0 full attention, group 1 the sliding window.
    */
   public static final ModelSpec GPT_OSS_20B = new ModelSpec("gpt-oss-20b", 24, 24, 2880, 64, 8, 64, 2880, 201_088,
-      20.9e9, 3.6e9, Dtype.BF16, 13e9, Dtype.BF16, 131_072, 0, 12, 128);
+      20.9e9, 3.6e9, Dtype.BF16, 13e9, Dtype.BF16, 131_072, 0, 12, 128, false);
 
   public ModelSpec {
     Objects.requireNonNull(name, "name");
@@ -92,18 +108,23 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
       throw new IllegalArgumentException("model " + name + ": only half of the KV layers sliding is modelled (two "
           + "equal KV-cache groups); got " + slidingLayers + " of " + kvLayers);
     }
+    if (mambaCacheGroups && (stateBytesPerSequence == 0 || kvLayers == layers || slidingLayers > 0)) {
+      throw new IllegalArgumentException("model " + name + ": Mamba KV-cache groups need linear-attention layers "
+          + "(kvLayers below layers) with a state, and no sliding-window group");
+    }
   }
 
   /** A dense BF16 transformer whose weights take two bytes a parameter. */
   public static ModelSpec dense(String name, int layers, int hidden, int qHeads, int kvHeads, int headDim, int ffn,
       int vocab, double params, int maxModelLen) {
     return new ModelSpec(name, layers, layers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params, params,
-        Dtype.BF16, params * 2, Dtype.BF16, maxModelLen, 0, 0, 0);
+        Dtype.BF16, params * 2, Dtype.BF16, maxModelLen, 0, 0, 0, false);
   }
 
   /** The built-in models. */
   public static List<ModelSpec> builtIns() {
-    return List.of(QWEN3_8B, QWEN3_32B, LLAMA_3_1_8B, LLAMA_3_1_70B, QWEN3_5_27B_FP8, GPT_OSS_20B);
+    return List.of(QWEN3_8B, QWEN3_32B, LLAMA_3_1_8B, LLAMA_3_1_70B, QWEN3_5_27B_FP8, QWEN3_5_27B_FP8_MAMBA_ALIGN,
+        GPT_OSS_20B);
   }
 
   /** The built-in model with this name (case-insensitive, '-', '_' and '.' ignored). */
@@ -136,9 +157,9 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
     return slidingLayers > 0 ? 2 : 1;
   }
 
-  /** Linear-attention (Mamba, Gated DeltaNet) layers: those without a KV cache, when the model keeps a state. */
+  /** Linear-attention layers kept in Mamba KV-cache groups: 0 unless {@code mambaCacheGroups}. */
   public int mambaLayers() {
-    return stateBytesPerSequence > 0 ? layers - kvLayers : 0;
+    return mambaCacheGroups ? layers - kvLayers : 0;
   }
 
   /**
@@ -196,12 +217,14 @@ public record ModelSpec(String name, int layers, int kvLayers, int hidden, int q
   /** This model with another name (the served model name). */
   public ModelSpec withName(String newName) {
     return new ModelSpec(newName, layers, kvLayers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params,
-        activeParams, weightDtype, weightBytes, kvDtype, maxModelLen, stateBytesPerSequence, slidingLayers, slidingWindow);
+        activeParams, weightDtype, weightBytes, kvDtype, maxModelLen, stateBytesPerSequence, slidingLayers, slidingWindow,
+        mambaCacheGroups);
   }
 
   /** This model with its KV cache in another data type ({@code --kv-cache-dtype fp8}). */
   public ModelSpec withKvDtype(Dtype dtype) {
     return new ModelSpec(name, layers, kvLayers, hidden, qHeads, kvHeads, headDim, ffn, vocab, params,
-        activeParams, weightDtype, weightBytes, dtype, maxModelLen, stateBytesPerSequence, slidingLayers, slidingWindow);
+        activeParams, weightDtype, weightBytes, dtype, maxModelLen, stateBytesPerSequence, slidingLayers, slidingWindow,
+        mambaCacheGroups);
   }
 }

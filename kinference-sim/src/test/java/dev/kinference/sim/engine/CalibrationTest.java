@@ -77,7 +77,10 @@ class CalibrationTest {
     assertThat(l40s.maxNumBatchedTokens()).isEqualTo(2048);
     assertThat(l40s.maxNumSeqs()).isEqualTo(256);
     assertThat(l40s.kvCapacityTokens()).isBetween(100_000L, 180_000L);
-    assertThat(l40s.blockSize()).isEqualTo(784); // vLLM raises it so a block holds a Mamba state
-    assertThat(l40s.stateBlocksPerSequence()).isEqualTo(3); // one running state in each of three Mamba groups
+    assertThat(l40s.stateBlocksPerSequence()).isEqualTo(48); // the default's 48 MiB state as a reservation
+    EngineConfig align = SimEngine.builder().gpu(GpuSpec.L40S).model(ModelSpec.QWEN3_5_27B_FP8_MAMBA_ALIGN).build()
+        .config();
+    assertThat(align.blockSize()).isEqualTo(784); // vLLM raises it so a block holds a Mamba state
+    assertThat(align.stateBlocksPerSequence()).isEqualTo(3); // one running state in each of three Mamba groups
   }
 }

@@ -29,7 +29,7 @@ class MambaGroupsTest {
   };
 
   SimEngine engine(int budget) {
-    return SimEngine.builder().gpu(GpuSpec.H100).model(ModelSpec.QWEN3_5_27B_FP8).numGpuBlocks(200)
+    return SimEngine.builder().gpu(GpuSpec.H100).model(ModelSpec.QWEN3_5_27B_FP8_MAMBA_ALIGN).numGpuBlocks(200)
         .maxNumBatchedTokens(budget).maxNumSeqs(8).kvEventListener(batches::add).build();
   }
 
@@ -53,7 +53,7 @@ class MambaGroupsTest {
 
   @Test
   void vllmSizesTheBlockSoAnAttentionPageHoldsAMambaState() {
-    ModelSpec m = ModelSpec.QWEN3_5_27B_FP8;
+    ModelSpec m = ModelSpec.QWEN3_5_27B_FP8_MAMBA_ALIGN;
     assertThat(m.mambaLayers()).isEqualTo(48);
     assertThat(m.mambaGroups()).isEqualTo(3);
     assertThat(m.kvCacheGroups()).isEqualTo(4);
@@ -63,6 +63,7 @@ class MambaGroupsTest {
     assertThat(m.withKvDtype(Dtype.FP8).mambaBlockSize()).isEqualTo(1568);
     assertThat(ModelSpec.QWEN3_8B.mambaGroups()).isZero();
     assertThat(ModelSpec.GPT_OSS_20B.fullAttentionGroup()).isZero();
+    assertThat(ModelSpec.QWEN3_5_27B_FP8.mambaGroups()).as("the default keeps its state as a reservation").isZero();
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> engine(512))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("below the 784-token block");
     EngineConfig c = engine(2048).config();

@@ -119,7 +119,7 @@ class SlidingWindowGroupTest {
   @Test
   void aModelWhoseSlidingLayersAreNotHalfItsKvLayersIsRejected() {
     assertThatThrownBy(() -> new ModelSpec("gemma-like", 6, 6, 1024, 8, 4, 128, 4096, 1000, 1e9, 1e9, Dtype.BF16,
-        2e9, Dtype.BF16, 8192, 0, 5, 512))
+        2e9, Dtype.BF16, 8192, 0, 5, 512, false))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("half of the KV layers");
     assertThatThrownBy(() -> SimEngine.builder().model(ModelSpec.GPT_OSS_20B).cpuOffloadBytes(1L << 30).build())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not modelled");
