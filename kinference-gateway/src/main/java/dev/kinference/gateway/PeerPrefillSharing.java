@@ -45,6 +45,7 @@ final class PeerPrefillSharing implements AutoCloseable {
   private long lastAnsweredNanos = System.nanoTime();
   private boolean failing;
   private boolean peersZeroed;
+  private volatile boolean closed;
 
   private PeerPrefillSharing(Fleet fleet, RateLimitStore store, String replica, Duration interval) {
     this.fleet = fleet;
@@ -120,6 +121,9 @@ final class PeerPrefillSharing implements AutoCloseable {
   }
 
   private void onFailure(List<EndpointState> states, RuntimeException e) {
+    if (closed) {
+      return; // a call cut short by close() is no outage
+    }
     if (!failing) {
       failing = true;
       log.warn("Cannot share in-flight prefill with the other gateway replicas ({}); after {} ms each replica "
@@ -139,6 +143,7 @@ final class PeerPrefillSharing implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     ticker.shutdownNow();
     try {
       ticker.awaitTermination(2, TimeUnit.SECONDS);
