@@ -179,19 +179,23 @@ class PeerPrefillSharingTest {
   }
 
   @Test
-  void aGatewaySharesOnlyAsOneOfSeveralReplicasOverASharedStore() throws Exception {
+  void aGatewaySharesOnlyAsOneOfSeveralPreciseReplicasOverASharedStore() throws Exception {
     String yaml = TestPolicies.pool(MODEL, Map.of("e0", "http://127.0.0.1:9"));
-    for (int replicas : new int[] {1, 3}) {
-      RateLimitStore shared = ResilientStateStore.builder(unownedRedisStore("t5:")).build();
-      try (PolicyGateway g = PolicyGateway.builder().config(PolicyLoader.load(yaml, "p.yaml").orThrow())
-          .stateStore(shared).routerReplicas(replicas).kvEvents(false).gateway(gw -> gw.port(0).accessLog(false))
-          .build()) {
-        assertThat(g.sharesInFlightPrefill()).as("replicas " + replicas).isEqualTo(replicas > 1);
+    record Setup(int replicas, boolean precise, boolean sharedStore, boolean shares) {}
+    List<Setup> setups = List.of(new Setup(3, true, true, true), new Setup(1, true, true, false),
+        // an approximate index learns only from its own decisions: the others' load would outweigh it
+        new Setup(3, false, true, false),
+        // a store in this process's memory has no peers
+        new Setup(3, true, false, false));
+    for (Setup s : setups) {
+      PolicyGateway.Builder b = PolicyGateway.builder().config(PolicyLoader.load(yaml, "p.yaml").orThrow())
+          .routerReplicas(s.replicas()).preciseIndex(s.precise()).gateway(gw -> gw.port(0).accessLog(false));
+      if (s.sharedStore()) {
+        b.stateStore(ResilientStateStore.builder(unownedRedisStore("t5:")).build());
       }
-    }
-    try (PolicyGateway g = PolicyGateway.builder().config(PolicyLoader.load(yaml, "p.yaml").orThrow())
-        .routerReplicas(3).kvEvents(false).gateway(gw -> gw.port(0).accessLog(false)).build()) {
-      assertThat(g.sharesInFlightPrefill()).as("a store in this process's memory has no peers").isFalse();
+      try (PolicyGateway g = b.build()) {
+        assertThat(g.sharesInFlightPrefill()).as(s.toString()).isEqualTo(s.shares());
+      }
     }
   }
 }
