@@ -35,7 +35,9 @@ public final class StateStoreOptions {
   @Option(names = "--replicas", paramLabel = "N", defaultValue = "${env:KINFERENCE_REPLICAS:-1}",
       description = "How many replicas share the traffic: each one's share of the limits while a shared store is "
           + "unreachable, and with an approximate cache index the routing profile that makes replicas agree where "
-          + "conversations go (prefix-rendezvous). Env KINFERENCE_REPLICAS, which the Helm chart sets (default: "
+          + "conversations go (prefix-rendezvous); with a precise index and a shared store the replicas share the "
+          + "prompt tokens each has in the servers' prefill at every scrape. Env KINFERENCE_REPLICAS, which the Helm "
+          + "chart sets (default: "
           + "${DEFAULT-VALUE}).")
   int replicas = 1;
 

@@ -32,6 +32,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
   private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
   private final InMemoryUsageTotals usage = new InMemoryUsageTotals();
+  private final PendingPrefillShares pendingPrefill = new PendingPrefillShares(System::nanoTime);
 
   /** Public for {@link java.util.ServiceLoader}. */
   public InMemoryRateLimitStore() {}
@@ -39,6 +40,13 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
   @Override
   public String name() {
     return "in-memory";
+  }
+
+  /** Shares among the replicas in this process that use this store (tests, embedded gateways). */
+  @Override
+  public java.util.Map<String, Long> sharePendingPrefillTokens(String replica, java.util.Map<String, Long> own,
+      Duration ttl) {
+    return pendingPrefill.share(replica, own, ttl);
   }
 
   @Override

@@ -4,7 +4,9 @@ import dev.kinference.plugin.Plugin;
 import dev.kinference.policy.accounting.UsageQuery;
 import dev.kinference.policy.accounting.UsageEntry;
 import dev.kinference.policy.accounting.UsageTotal;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,6 +59,24 @@ public interface RateLimitStore extends Plugin, AutoCloseable {
 
   /** The usage totals the query asks for, one per tenant and period, in tenant then time order. */
   List<UsageTotal> usage(UsageQuery query);
+
+  /**
+   * Publishes one gateway replica's pending prefill tokens per endpoint (the uncached prompt tokens of the requests
+   * it sent there that have not produced a first token) and returns, for each endpoint of {@code own}, the sum of
+   * what the other replicas published there within the last {@code ttl}: how replicas behind one Service see each
+   * other's prompts still in their prefill, which the servers' scraped queues do not show. A replica's share
+   * expires {@code ttl} after it last published it, so a replica that dies is forgotten. One call per scrape
+   * interval and replica; a shared store makes it one round trip. An endpoint no other replica published at maps to
+   * 0. A store that is not {@link #shared() shared} has no other replicas: the default returns 0 everywhere.
+   *
+   * @param replica this replica's id, unique among the replicas sharing the store
+   * @param own this replica's pending prefill tokens by endpoint id, none negative
+   * @param ttl how long each published share counts, positive
+   * @throws StateStoreUnavailableException if a shared store could not be reached in time
+   */
+  default Map<String, Long> sharePendingPrefillTokens(String replica, Map<String, Long> own, Duration ttl) {
+    return PendingPrefillShares.none(own);
+  }
 
   /** Whether several processes share this store's counts (a network store), as opposed to one process's memory. */
   default boolean shared() {

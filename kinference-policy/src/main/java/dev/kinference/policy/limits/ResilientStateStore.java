@@ -219,6 +219,16 @@ public final class ResilientStateStore implements RateLimitStore {
     return remote.usage(query);
   }
 
+  /**
+   * The shared store's answer; throws {@link StateStoreUnavailableException} while it cannot be reached (the caller
+   * decides what peers' shares are worth then). Does not put admissions into the failure mode.
+   */
+  @Override
+  public java.util.Map<String, Long> sharePendingPrefillTokens(String replica, java.util.Map<String, Long> own,
+      Duration ttl) {
+    return remote.sharePendingPrefillTokens(replica, own, ttl);
+  }
+
   @Override
   public boolean ping() {
     return up;

@@ -250,6 +250,46 @@ public final class RedisStateStore implements RateLimitStore {
     return number(r.get(2));
   }
 
+  // ---- replicas' in-flight prefill ----
+
+  /**
+   * One script call: each endpoint's hash {@code PREFIX inflight:ENDPOINT} gets this replica's field ({@code
+   * TOKENS|EXPIRES_AT}, on the server's clock), loses the fields that expired, and the others' fields are summed;
+   * the hash itself expires {@code ttl} after its last write. On the requests' connection, which Lettuce pipelines,
+   * so it waits behind no admission for long.
+   */
+  @Override
+  public Map<String, Long> sharePendingPrefillTokens(String replica, Map<String, Long> own, Duration ttl) {
+    if (replica.isEmpty() || replica.contains(" ")) {
+      throw new IllegalArgumentException("replica id must be non-empty and have no spaces: '" + replica + "'");
+    }
+    if (ttl.toMillis() < 1) {
+      throw new IllegalArgumentException("ttl must be at least 1 ms: " + ttl);
+    }
+    if (own.isEmpty()) {
+      return Map.of();
+    }
+    List<String> ids = new ArrayList<>(own.keySet());
+    List<String> keys = new ArrayList<>(ids.size());
+    List<String> args = new ArrayList<>(ids.size() + 2);
+    args.add(replica);
+    args.add(Long.toString(ttl.toMillis()));
+    for (String id : ids) {
+      long tokens = Objects.requireNonNull(own.get(id));
+      if (tokens < 0) {
+        throw new IllegalArgumentException("pending prefill tokens at " + id + " must not be negative: " + tokens);
+      }
+      keys.add(prefix + "inflight:" + id);
+      args.add(Long.toString(tokens));
+    }
+    List<Object> r = scripts.run(Scripts.SHARE, keys, args);
+    Map<String, Long> out = new HashMap<>(ids.size() * 2);
+    for (int i = 0; i < ids.size(); i++) {
+      out.put(ids.get(i), i < r.size() ? number(r.get(i)) : 0L);
+    }
+    return out;
+  }
+
   // ---- usage ----
 
   @Override
@@ -447,13 +487,14 @@ public final class RedisStateStore implements RateLimitStore {
     static final String RESERVE = "reserve";
     static final String SETTLE = "settle";
     static final String RENEW = "renew";
+    static final String SHARE = "share";
 
     private final Map<String, String> text = new HashMap<>();
     private final Map<String, String> sha = new ConcurrentHashMap<>();
 
     Scripts() {
       String calendar = resource("calendar.lua");
-      for (String name : List.of(RESERVE, SETTLE, RENEW)) {
+      for (String name : List.of(RESERVE, SETTLE, RENEW, SHARE)) {
         text.put(name, calendar + "\n" + resource(name + ".lua"));
       }
     }

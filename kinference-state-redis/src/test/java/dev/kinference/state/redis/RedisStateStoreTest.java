@@ -188,6 +188,37 @@ class RedisStateStoreTest {
     }
   }
 
+  /**
+   * Replicas' pending prefill tokens: each sees the others' sum per endpoint, never its own; an expired share is
+   * removed by the next call; the hashes expire; bad input is refused and writes nothing.
+   */
+  @Test
+  void replicasSharePendingPrefillTokensPerEndpointUntilTheirSharesExpire() throws Exception {
+    try (RedisStateStore a = store("t12:"); RedisStateStore b = store("t12:")) {
+      // long enough for a loaded machine: b's first call connects first
+      Duration ttl = Duration.ofSeconds(5);
+      assertThat(b.ping()).isTrue();
+      assertThat(a.sharePendingPrefillTokens("a", java.util.Map.of("e0", 700L, "e1", 0L), ttl))
+          .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("e0", 0L, "e1", 0L));
+      assertThat(b.sharePendingPrefillTokens("b", java.util.Map.of("e0", 50L, "e1", 20L), ttl))
+          .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("e0", 700L, "e1", 0L));
+      assertThat(a.sharePendingPrefillTokens("a", java.util.Map.of("e0", 300L, "e1", 0L), ttl))
+          .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("e0", 50L, "e1", 20L));
+      var sync = a.conn().sync();
+      assertThat(sync.pttl("t12:inflight:e0")).isPositive().isLessThanOrEqualTo(5000);
+
+      assertThatThrownBy(() -> b.sharePendingPrefillTokens("b", java.util.Map.of("e0", -1L), ttl))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be negative");
+      assertThatThrownBy(() -> b.sharePendingPrefillTokens("", java.util.Map.of("e0", 1L), ttl))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThat(sync.hget("t12:inflight:e0", "b")).as("the refused calls wrote nothing").startsWith("50|");
+
+      sync.hset("t12:inflight:e0", "b", "50|1"); // b's share lapsed long ago: a's next call drops it
+      assertThat(a.sharePendingPrefillTokens("a", java.util.Map.of("e0", 300L), ttl)).containsEntry("e0", 0L);
+      assertThat(sync.hkeys("t12:inflight:e0")).containsExactly("a");
+    }
+  }
+
   /** A settlement retried after a timeout (it may have run) applies once. */
   @Test
   void aSettlementAppliesOnceWhenItIsRetried() {
