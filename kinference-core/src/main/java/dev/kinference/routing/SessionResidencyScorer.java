@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * per session, the endpoint its last request went to and that request's prompt length (the context the endpoint
  * caches for it), and sums those per endpoint: the KV tokens the endpoint's live sessions commit. Each endpoint is
  * judged on its own, against {@code oversubscription} times its KV memory ({@code num_gpu_blocks} times {@code
- * block_size} as scraped):
+ * block_size} as scraped), and only while at least half the candidates are saturated; then:
  *
  * <ul>
  *   <li>a request of a session bound to a candidate whose commitment, grown by this prompt, exceeds that scores 1
@@ -51,10 +51,11 @@ public final class SessionResidencyScorer implements Scorer {
    * {@code oversubscription}: how many times an endpoint's KV memory its live sessions' contexts must commit before
    * the scorer holds them there. Contexts counted this way overstate what must be resident at once (a session between
    * turns can lose its cache and recompute a turn without the endpoint thrashing, and a session counts until {@code
-   * idleExpiry} after its last request): on 4 H100s with 48 to 96 agent sessions, 1.25 served more than 1, 1.1, 1.5
-   * or 2 (docs/BENCHMARKS.md, "Session residency per server").
+   * idleExpiry} after its last request), so the scorer also waits until at least half the candidates are saturated.
+   * 1.25 served more agent sessions than 1 but cost Kinference's tenant mix 8% (docs/BENCHMARKS.md, "Session
+   * residency judged per endpoint").
    */
-  static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.25, 0.0, false, 100.0, true,
+  static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.0, 0.0, false, 100.0, true,
       "how many times an endpoint's KV memory its sessions' contexts must commit before they are held there");
 
   /** {@code maxSessions}: the most sessions remembered at once. */
@@ -70,7 +71,7 @@ public final class SessionResidencyScorer implements Scorer {
   private final double oversubscription;
 
   /**
-   * The default, on the system clock: 60 s, 1.25 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
+   * The default, on the system clock: 60 s, 1 times, 1,000,000 sessions. Public for {@link java.util.ServiceLoader}.
    */
   public SessionResidencyScorer() {
     this((Duration) IDLE_EXPIRY.defaultValue(), (Double) OVERSUBSCRIPTION.defaultValue(),
@@ -127,6 +128,10 @@ public final class SessionResidencyScorer implements Scorer {
       if (capacity(context.candidate(i)) <= 0) {
         return;
       }
+    }
+    // the count overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
+    if (context.saturatedShare() < 0.5) {
+      return;
     }
     Residence residence = sessions.getIfPresent(session);
     int prompt = context.promptTokens();

@@ -499,7 +499,7 @@ class RouterTest {
   @Test
   void whenLiveSessionsOutgrowTheKvMemoryASessionWaitsOnItsEndpointAndANewOneThatFitsNowhereGoesToTheFullest() {
     Router router = builder(2).build();
-    // 2 x 160 tokens of KV memory: each session of ~300 words alone commits more than 1.25 times an endpoint's
+    // 2 x 160 tokens of KV memory: each session of ~300 words alone commits more than an endpoint holds
     for (String id : List.of("e0", "e1")) {
       state(router, id).updateMetrics(EndpointMetrics.of(0, 10, 0.95, clock.get()).withCacheConfig(16, 10));
     }

@@ -31,7 +31,7 @@ class SessionResidencyScorerTest {
     // each endpoint holds 2.5 sessions; five sit on e0 (oversubscribed), one on e1: the total, 6 of 5, is over too
     long blocks = (long) Math.ceil(2.5 * prompt / 16);
     for (EndpointState e : endpoints) {
-      e.updateMetrics(EndpointMetrics.of(0, 1, 0.5, 0L).withCacheConfig(16, blocks));
+      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
     }
     for (int i = 0; i < 5; i++) {
       bind("crowded-" + i, 0);
@@ -50,7 +50,7 @@ class SessionResidencyScorerTest {
     int prompt = context("probe").promptTokens();
     long blocks = (long) Math.ceil(2.5 * prompt / 16);
     for (EndpointState e : endpoints) {
-      e.updateMetrics(EndpointMetrics.of(0, 1, 0.5, 0L).withCacheConfig(16, blocks));
+      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
     }
     assertThat(scores("first")).as("room everywhere").containsExactly(0.0, 0.0);
     bind("a", 0);
