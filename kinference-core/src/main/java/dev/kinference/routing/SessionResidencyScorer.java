@@ -16,26 +16,29 @@ import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Keeps sessions resident when the live sessions' contexts outgrow the candidates' KV memory. The scorer remembers,
+ * Keeps sessions resident on an endpoint whose live sessions' contexts outgrow its KV memory. The scorer remembers,
  * per session, the endpoint its last request went to and that request's prompt length (the context the endpoint
- * caches for it), and sums those per endpoint: the KV tokens the endpoint's live sessions commit. While the sum over
- * the candidates, plus this prompt, stays within {@code oversubscription} times their KV memory ({@code
- * num_gpu_blocks} times {@code block_size} as scraped), or while fewer than half the candidates are saturated, it scores 0 everywhere and leaves the decision to
- * the other scorers. Once both hold:
+ * caches for it), and sums those per endpoint: the KV tokens the endpoint's live sessions commit. Each endpoint is
+ * judged on its own, against {@code oversubscription} times its KV memory ({@code num_gpu_blocks} times {@code
+ * block_size} as scraped), and only while at least half the candidates are saturated; then:
  *
  * <ul>
- *   <li>a request of a session bound to a candidate scores 1 there and 0 elsewhere, saturated or not: waiting in
- *       that queue costs less than recomputing the whole context on another endpoint, whose own sessions it would
- *       then evict;
- *   <li>any other request scores, on each endpoint where its prompt still fits beside the committed contexts, the
- *       share of that endpoint's KV memory left free; where it fits nowhere, 1 on the endpoint already the most
- *       oversubscribed and 0 elsewhere, so the sessions that cannot be held all wait on one endpoint instead of
- *       evicting the resident sessions of every endpoint.
+ *   <li>a request of a session bound to a candidate whose commitment, grown by this prompt, exceeds that scores 1
+ *       there and 0 elsewhere, saturated or not: waiting in that queue costs less than recomputing the whole context
+ *       on another endpoint, whose own sessions it would then evict. A session whose endpoint still holds its
+ *       sessions scores 0 everywhere and the other scorers decide;
+ *   <li>any other request scores 0 everywhere while its prompt fits beside the committed contexts of every candidate;
+ *       once it does not fit on some, it scores, where it still fits, the share of that endpoint's KV memory left
+ *       free; where it fits nowhere, 1 on the endpoint already the most oversubscribed and 0 elsewhere, so the
+ *       sessions that cannot be held all wait on one endpoint instead of evicting the resident sessions of every
+ *       endpoint.
  * </ul>
  *
  * Without this, a fleet whose live sessions needed more KV memory than it had thrashed: every endpoint evicted idle
- * sessions' contexts and recomputed them, and goodput fell to nearly 0 (docs/ROUTING.md). Scores 0 everywhere when
- * an endpoint's KV memory is unknown. A session is keyed by tenant and id, remembered {@code idleExpiry} after its last
+ * sessions' contexts and recomputed them, and goodput fell to nearly 0. Judged over the candidates' total instead, it
+ * held every session once the fleet's sum was exceeded, also on endpoints that still held theirs, and cost a fleet
+ * that was still serving its sessions a fifth of its goodput (docs/ROUTING.md). Scores 0 everywhere when an
+ * endpoint's KV memory is unknown. A session is keyed by tenant and id, remembered {@code idleExpiry} after its last
  * request on the router's clock. Thread-safe; the sums are updated without a lock and may lag by a request.
  */
 public final class SessionResidencyScorer implements Scorer {
@@ -45,14 +48,15 @@ public final class SessionResidencyScorer implements Scorer {
       Duration.ofDays(1), "how long after its last request a session still counts as holding its context");
 
   /**
-   * {@code oversubscription}: how many times the candidates' KV memory the live sessions' contexts must commit before
-   * the scorer acts. Contexts counted this way overstate what must be resident at once (a session between turns can
-   * lose its cache and recompute a turn without the fleet thrashing, and a session counts until {@code idleExpiry}
-   * after its last request), so the scorer also waits until at least half the candidates are saturated: counted alone
-   * it held sessions on busy servers in a fleet that still served them well.
+   * {@code oversubscription}: how many times an endpoint's KV memory its live sessions' contexts must commit before
+   * the scorer holds them there. Contexts counted this way overstate what must be resident at once (a session between
+   * turns can lose its cache and recompute a turn without the endpoint thrashing, and a session counts until {@code
+   * idleExpiry} after its last request), so the scorer also waits until at least half the candidates are saturated.
+   * 1.25 served more agent sessions than 1 but cost Kinference's tenant mix 8% (docs/BENCHMARKS.md, "Session
+   * residency judged per endpoint").
    */
   static final Parameter OVERSUBSCRIPTION = Parameter.number("oversubscription", 1.0, 0.0, false, 100.0, true,
-      "how many times the candidates' KV memory the sessions' contexts must commit before sessions are held");
+      "how many times an endpoint's KV memory its sessions' contexts must commit before they are held there");
 
   /** {@code maxSessions}: the most sessions remembered at once. */
   static final Parameter MAX_SESSIONS = Parameter.integer("maxSessions", 1_000_000, 1, 100_000_000,
@@ -120,41 +124,39 @@ public final class SessionResidencyScorer implements Scorer {
     if (session == null) {
       return;
     }
-    Residence residence = sessions.getIfPresent(session);
-    long totalCapacity = 0;
-    long totalCommitted = 0;
     for (int i = 0; i < n; i++) {
-      long capacity = capacity(context.candidate(i));
-      if (capacity <= 0) {
+      if (capacity(context.candidate(i)) <= 0) {
         return;
       }
-      totalCapacity += capacity;
-      totalCommitted += committed(context.candidate(i).id());
     }
-    int prompt = context.promptTokens();
-    long growth = residence == null ? prompt : Math.max(0, prompt - residence.tokens());
-    // the count alone overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
-    if (totalCommitted + growth <= oversubscription * totalCapacity || context.saturatedShare() < 0.5) {
+    // the count overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
+    if (context.saturatedShare() < 0.5) {
       return;
     }
+    Residence residence = sessions.getIfPresent(session);
+    int prompt = context.promptTokens();
     if (residence != null) {
       for (int i = 0; i < n; i++) {
-        if (context.candidate(i).id().equals(residence.endpointId())) {
-          scores[i] = 1.0;
+        EndpointState e = context.candidate(i);
+        if (e.id().equals(residence.endpointId())) {
+          long growth = Math.max(0, prompt - residence.tokens());
+          if (committed(e.id()) + growth > oversubscription * capacity(e)) {
+            scores[i] = 1.0;
+          }
           return;
         }
       }
     }
+    int fits = 0;
     int mostOversubscribed = 0;
     double worst = Double.NEGATIVE_INFINITY;
-    boolean fitsSomewhere = false;
     for (int i = 0; i < n; i++) {
       EndpointState e = context.candidate(i);
       long capacity = capacity(e);
       long used = committed(e.id());
-      if (used + prompt <= capacity) {
-        scores[i] = (double) (capacity - used) / capacity;
-        fitsSomewhere = true;
+      if (used + prompt <= oversubscription * capacity) {
+        scores[i] = Math.max(0.0, (double) (capacity - used) / capacity);
+        fits++;
       }
       double load = (double) used / capacity;
       if (load > worst) {
@@ -162,7 +164,10 @@ public final class SessionResidencyScorer implements Scorer {
         mostOversubscribed = i;
       }
     }
-    if (!fitsSomewhere) {
+    if (fits == n) {
+      // room on every candidate: nothing to hold back, the other scorers decide
+      java.util.Arrays.fill(scores, 0, n, 0.0);
+    } else if (fits == 0) {
       scores[mostOversubscribed] = 1.0;
     }
   }

@@ -499,9 +499,9 @@ class RouterTest {
   @Test
   void whenLiveSessionsOutgrowTheKvMemoryASessionWaitsOnItsEndpointAndANewOneThatFitsNowhereGoesToTheFullest() {
     Router router = builder(2).build();
-    // 2 x 800 tokens of KV memory: ten sessions of ~300 words commit more than 1.5 times that
+    // 2 x 160 tokens of KV memory: each session of ~300 words alone commits more than an endpoint holds
     for (String id : List.of("e0", "e1")) {
-      state(router, id).updateMetrics(EndpointMetrics.of(0, 10, 0.95, clock.get()).withCacheConfig(16, 50));
+      state(router, id).updateMetrics(EndpointMetrics.of(0, 10, 0.95, clock.get()).withCacheConfig(16, 10));
     }
     Map<String, String> holders = new java.util.HashMap<>();
     for (int i = 0; i < 10; i++) {
@@ -512,8 +512,8 @@ class RouterTest {
     }
     String home = holders.get("s0");
     String other = home.equals("e0") ? "e1" : "e0";
-    state(router, home).updateMetrics(EndpointMetrics.of(40, 200, 0.99, clock.get()).withCacheConfig(16, 50));
-    state(router, other).updateMetrics(EndpointMetrics.of(0, 1, 0.2, clock.get()).withCacheConfig(16, 50));
+    state(router, home).updateMetrics(EndpointMetrics.of(40, 200, 0.99, clock.get()).withCacheConfig(16, 10));
+    state(router, other).updateMetrics(EndpointMetrics.of(0, 1, 0.2, clock.get()).withCacheConfig(16, 10));
 
     RoutingDecision next = router.preview(InferenceRequest.builder(MODEL).system(words(0, 300)).user("turn 1")
         .sessionId("s0").build());

@@ -1,0 +1,85 @@
+package dev.kinference.routing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kinference.endpoint.Endpoint;
+import dev.kinference.endpoint.EndpointMetrics;
+import dev.kinference.endpoint.EndpointState;
+import dev.kinference.prompt.ApproximateTokenizer;
+import dev.kinference.prompt.TokenizedPrompt;
+import dev.kinference.request.InferenceRequest;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class SessionResidencyScorerTest {
+
+  private static final ApproximateTokenizer TOKENIZER = new ApproximateTokenizer();
+
+  private final EndpointState[] endpoints = {endpoint(0), endpoint(1)};
+  private final SessionResidencyScorer scorer =
+      new SessionResidencyScorer(Duration.ofMinutes(1), 1.0, 1_000, () -> 0L);
+
+  /**
+   * Regression: judged over the candidates' total, the scorer held every session once the fleet's sum exceeded its
+   * memory, also sessions on an endpoint that still held its own, and cost 48 agent sessions on 4 H100s a fifth of
+   * their goodput (docs/ROUTING.md, session residency). Each endpoint is judged on its own now.
+   */
+  @Test
+  void onlyTheEndpointWhoseOwnSessionsOutgrowItsMemoryHoldsThem() {
+    int prompt = context("probe").promptTokens();
+    // each endpoint holds 2.5 sessions; five sit on e0 (oversubscribed), one on e1: the total, 6 of 5, is over too
+    long blocks = (long) Math.ceil(2.5 * prompt / 16);
+    for (EndpointState e : endpoints) {
+      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
+    }
+    for (int i = 0; i < 5; i++) {
+      bind("crowded-" + i, 0);
+    }
+    bind("roomy", 1);
+
+    assertThat(scores("crowded-0")).as("waits on its oversubscribed endpoint").containsExactly(1.0, 0.0);
+    assertThat(scores("roomy")).as("its endpoint holds it: the other scorers decide").containsExactly(0.0, 0.0);
+    double[] fresh = scores("new");
+    assertThat(fresh[0]).as("fits on e1 only").isZero();
+    assertThat(fresh[1]).isCloseTo(1 - (double) prompt / (blocks * 16), org.assertj.core.api.Assertions.within(1e-9));
+  }
+
+  @Test
+  void aNewSessionThatFitsEverywhereOrNowhereIsLeftToTheOthersOrSentToTheFullest() {
+    int prompt = context("probe").promptTokens();
+    long blocks = (long) Math.ceil(2.5 * prompt / 16);
+    for (EndpointState e : endpoints) {
+      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
+    }
+    assertThat(scores("first")).as("room everywhere").containsExactly(0.0, 0.0);
+    bind("a", 0);
+    bind("b", 0);
+    bind("c", 1);
+    bind("d", 1);
+    bind("e", 0);
+    assertThat(scores("late")).as("fits nowhere: the most oversubscribed endpoint takes it").containsExactly(1.0, 0.0);
+  }
+
+  private double[] scores(String session) {
+    double[] scores = new double[endpoints.length];
+    scorer.score(context(session), scores);
+    return scores;
+  }
+
+  private void bind(String session, int endpoint) {
+    scorer.onRouted(context(session), endpoint);
+  }
+
+  private RoutingContext context(String session) {
+    InferenceRequest request = InferenceRequest.builder("test-model").system("You are terse.")
+        .user("x ".repeat(400)).sessionId(session).build();
+    TokenizedPrompt prompt = TokenizedPrompt.of(TOKENIZER, TOKENIZER.tokenize(request), request);
+    return RoutingContext.forTesting(request, prompt, endpoints, new int[2], new int[] {16, 16}, new double[2], 0L,
+        new SplittableRandom(1));
+  }
+
+  private static EndpointState endpoint(int i) {
+    return EndpointState.detached(Endpoint.of("e" + i, "http://127.0.0.1:" + (9000 + i), "test-model"), i);
+  }
+}
