@@ -110,6 +110,12 @@ public final class ResilientStateStore implements RateLimitStore {
     return remote.name();
   }
 
+  /** The wrapped store's description, so logs name the store rather than this wrapper. */
+  @Override
+  public String toString() {
+    return remote.toString();
+  }
+
   @Override
   public boolean shared() {
     return remote.shared();
