@@ -153,6 +153,15 @@ public final class BurstyConversationTrace {
 
   /** {@code java ... BurstyConversationTrace OUT [REQUESTS [SECONDS [SEED [BURST_GAP_SECONDS]]]]}: writes a trace. */
   public static void main(String[] args) throws IOException {
+    try {
+      writeTrace(args);
+    } catch (IllegalArgumentException e) { // a bad number or shape: say which, no stack trace
+      System.err.println("BurstyConversationTrace: " + e.getMessage());
+      System.exit(2);
+    }
+  }
+
+  private static void writeTrace(String[] args) throws IOException {
     if (args.length < 1 || args.length > 5) {
       System.err.println("usage: BurstyConversationTrace OUT.jsonl [REQUESTS [SECONDS [SEED [BURST_GAP_SECONDS]]]]");
       System.exit(2);

@@ -150,6 +150,15 @@ public final class LongConversationTrace {
    * trace of the public shape, optionally with other shared documents.
    */
   public static void main(String[] args) throws IOException {
+    try {
+      writeTrace(args);
+    } catch (IllegalArgumentException e) { // a bad number or shape: say which, no stack trace
+      System.err.println("LongConversationTrace: " + e.getMessage());
+      System.exit(2);
+    }
+  }
+
+  private static void writeTrace(String[] args) throws IOException {
     if (args.length < 1) {
       System.err.println("usage: LongConversationTrace OUT.jsonl [REQUESTS [SECONDS [SEED [DOCUMENTS TOKENS SHARE]]]]");
       System.exit(2);

@@ -194,6 +194,15 @@ public final class ToolAgentTrace {
 
   /** {@code java ... ToolAgentTrace OUT [REQUESTS [SECONDS [SEED]]]}: writes a trace of the public shape. */
   public static void main(String[] args) throws IOException {
+    try {
+      writeTrace(args);
+    } catch (IllegalArgumentException e) { // a bad number or shape: say which, no stack trace
+      System.err.println("ToolAgentTrace: " + e.getMessage());
+      System.exit(2);
+    }
+  }
+
+  private static void writeTrace(String[] args) throws IOException {
     if (args.length < 1) {
       System.err.println("usage: ToolAgentTrace OUT.jsonl [REQUESTS [SECONDS [SEED]]]");
       System.exit(2);
