@@ -1,10 +1,6 @@
 package dev.kinference.sim.workload;
 
 import java.io.IOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -153,36 +149,22 @@ public final class BurstyConversationTrace {
 
   /** {@code java ... BurstyConversationTrace OUT [REQUESTS [SECONDS [SEED [BURST_GAP_SECONDS]]]]}: writes a trace. */
   public static void main(String[] args) throws IOException {
-    try {
-      writeTrace(args);
-    } catch (IllegalArgumentException e) { // a bad number or shape: say which, no stack trace
-      System.err.println("BurstyConversationTrace: " + e.getMessage());
-      System.exit(2);
-    }
-  }
-
-  private static void writeTrace(String[] args) throws IOException {
-    if (args.length < 1 || args.length > 5) {
-      System.err.println("usage: BurstyConversationTrace OUT.jsonl [REQUESTS [SECONDS [SEED [BURST_GAP_SECONDS]]]]");
-      System.exit(2);
-    }
-    Shape full = Shape.mooncakeConversations();
-    int requests = args.length > 1 ? Integer.parseInt(args[1]) : full.requests();
-    double seconds = args.length > 2 ? Double.parseDouble(args[2]) : full.durationSeconds();
-    long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
-    Shape shape = full.scaled((double) requests / full.requests(), seconds / full.durationSeconds());
-    if (args.length > 4) {
-      shape = shape.withBurstGap(Double.parseDouble(args[4]));
-    }
-    List<MooncakeTrace.Entry> entries = synthesize(shape, seed);
-    try (Writer w = Files.newBufferedWriter(Path.of(args[0]), StandardCharsets.UTF_8)) {
-      MooncakeTrace.write(entries, w);
-    }
-    int[] in = entries.stream().mapToInt(MooncakeTrace.Entry::inputLength).sorted().toArray();
-    double outTokens = entries.stream().mapToInt(MooncakeTrace.Entry::outputLength).average().orElse(0);
-    System.out.printf(Locale.ROOT, "%d requests, input p10 %d p50 %d p90 %d p99 %d mean %.0f, output mean %.0f -> %s%n",
-        entries.size(), percentile(in, 0.10), percentile(in, 0.50), percentile(in, 0.90), percentile(in, 0.99),
-        Arrays.stream(in).average().orElse(0), outTokens, args[0]);
+    TraceWriterMain.run("BurstyConversationTrace", "OUT.jsonl [REQUESTS [SECONDS [SEED [BURST_GAP_SECONDS]]]]", 5,
+        args, a -> {
+          Shape full = Shape.mooncakeConversations();
+          Shape shape = full.scaled(TraceWriterMain.intArg(a, 1, full.requests()) / (double) full.requests(),
+              TraceWriterMain.doubleArg(a, 2, full.durationSeconds()) / full.durationSeconds());
+          if (a.length > 4) {
+            shape = shape.withBurstGap(Double.parseDouble(a[4]));
+          }
+          return synthesize(shape, TraceWriterMain.longArg(a, 3, 1));
+        }, entries -> {
+          int[] in = entries.stream().mapToInt(MooncakeTrace.Entry::inputLength).sorted().toArray();
+          return String.format(Locale.ROOT, "%d requests, input p10 %d p50 %d p90 %d p99 %d mean %.0f, output mean %.0f",
+              entries.size(), percentile(in, 0.10), percentile(in, 0.50), percentile(in, 0.90), percentile(in, 0.99),
+              Arrays.stream(in).average().orElse(0),
+              entries.stream().mapToInt(MooncakeTrace.Entry::outputLength).average().orElse(0));
+        });
   }
 
   /** The {@code q}-quantile of sorted {@code values} (nearest rank). */

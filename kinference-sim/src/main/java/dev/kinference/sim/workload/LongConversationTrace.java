@@ -1,10 +1,6 @@
 package dev.kinference.sim.workload;
 
 import java.io.IOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -150,37 +146,20 @@ public final class LongConversationTrace {
    * trace of the public shape, optionally with other shared documents.
    */
   public static void main(String[] args) throws IOException {
-    try {
-      writeTrace(args);
-    } catch (IllegalArgumentException e) { // a bad number or shape: say which, no stack trace
-      System.err.println("LongConversationTrace: " + e.getMessage());
-      System.exit(2);
-    }
-  }
-
-  private static void writeTrace(String[] args) throws IOException {
-    if (args.length < 1) {
-      System.err.println("usage: LongConversationTrace OUT.jsonl [REQUESTS [SECONDS [SEED [DOCUMENTS TOKENS SHARE]]]]");
-      System.exit(2);
-    }
-    Shape full = Shape.mooncakeConversations();
-    int requests = args.length > 1 ? Integer.parseInt(args[1]) : full.requests();
-    double seconds = args.length > 2 ? Double.parseDouble(args[2]) : full.durationSeconds();
-    long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
-    Shape shape = full.scaled((double) requests / full.requests(), seconds / full.durationSeconds());
-    if (args.length > 6) {
-      shape = shape.withSharedDocuments(Integer.parseInt(args[4]), Integer.parseInt(args[5]),
-          Double.parseDouble(args[6]));
-    }
-    List<MooncakeTrace.Entry> entries = synthesize(shape, seed);
-    try (Writer w = Files.newBufferedWriter(Path.of(args[0]), StandardCharsets.UTF_8)) {
-      MooncakeTrace.write(entries, w);
-    }
-    double in = entries.stream().mapToInt(MooncakeTrace.Entry::inputLength).average().orElse(0);
-    double outTokens = entries.stream().mapToInt(MooncakeTrace.Entry::outputLength).average().orElse(0);
-    System.out.printf(Locale.ROOT, "%d requests over %.0f s, mean %.0f in / %.0f out tokens -> %s%n", entries.size(),
-        (entries.get(entries.size() - 1).timestampMs() - entries.get(0).timestampMs()) / 1000.0, in, outTokens,
-        args[0]);
+    TraceWriterMain.run("LongConversationTrace", "OUT.jsonl [REQUESTS [SECONDS [SEED [DOCUMENTS TOKENS SHARE]]]]", 7,
+        args, a -> {
+          Shape full = Shape.mooncakeConversations();
+          Shape shape = full.scaled(TraceWriterMain.intArg(a, 1, full.requests()) / (double) full.requests(),
+              TraceWriterMain.doubleArg(a, 2, full.durationSeconds()) / full.durationSeconds());
+          if (a.length > 6) {
+            shape = shape.withSharedDocuments(Integer.parseInt(a[4]), Integer.parseInt(a[5]), Double.parseDouble(a[6]));
+          }
+          return synthesize(shape, TraceWriterMain.longArg(a, 3, 1));
+        }, entries -> String.format(Locale.ROOT, "%d requests over %.0f s, mean %.0f in / %.0f out tokens",
+            entries.size(),
+            (entries.get(entries.size() - 1).timestampMs() - entries.get(0).timestampMs()) / 1000.0,
+            entries.stream().mapToInt(MooncakeTrace.Entry::inputLength).average().orElse(0),
+            entries.stream().mapToInt(MooncakeTrace.Entry::outputLength).average().orElse(0)));
   }
 
   private static double exponential(SplittableRandom r, double mean) {

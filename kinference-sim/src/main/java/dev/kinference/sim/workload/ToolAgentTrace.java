@@ -1,10 +1,6 @@
 package dev.kinference.sim.workload;
 
 import java.io.IOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -194,29 +190,12 @@ public final class ToolAgentTrace {
 
   /** {@code java ... ToolAgentTrace OUT [REQUESTS [SECONDS [SEED]]]}: writes a trace of the public shape. */
   public static void main(String[] args) throws IOException {
-    try {
-      writeTrace(args);
-    } catch (IllegalArgumentException e) { // a bad number or shape: say which, no stack trace
-      System.err.println("ToolAgentTrace: " + e.getMessage());
-      System.exit(2);
-    }
-  }
-
-  private static void writeTrace(String[] args) throws IOException {
-    if (args.length < 1) {
-      System.err.println("usage: ToolAgentTrace OUT.jsonl [REQUESTS [SECONDS [SEED]]]");
-      System.exit(2);
-    }
-    Shape full = Shape.mooncakeToolAgent();
-    int requests = args.length > 1 ? Integer.parseInt(args[1]) : full.requests();
-    double seconds = args.length > 2 ? Double.parseDouble(args[2]) : full.durationSeconds();
-    long seed = args.length > 3 ? Long.parseLong(args[3]) : 1;
-    Shape shape = full.scaled((double) requests / full.requests(), seconds / full.durationSeconds());
-    List<MooncakeTrace.Entry> entries = synthesize(shape, seed);
-    try (Writer w = Files.newBufferedWriter(Path.of(args[0]), StandardCharsets.UTF_8)) {
-      MooncakeTrace.write(entries, w);
-    }
-    System.out.println(Statistics.of(entries) + " -> " + args[0]);
+    TraceWriterMain.run("ToolAgentTrace", "OUT.jsonl [REQUESTS [SECONDS [SEED]]]", 4, args, a -> {
+      Shape full = Shape.mooncakeToolAgent();
+      Shape shape = full.scaled(TraceWriterMain.intArg(a, 1, full.requests()) / (double) full.requests(),
+          TraceWriterMain.doubleArg(a, 2, full.durationSeconds()) / full.durationSeconds());
+      return synthesize(shape, TraceWriterMain.longArg(a, 3, 1));
+    }, entries -> Statistics.of(entries).toString());
   }
 
   private static double exponential(SplittableRandom r, double mean) {
