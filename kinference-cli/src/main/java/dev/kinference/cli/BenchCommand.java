@@ -186,7 +186,10 @@ public final class BenchCommand implements Callable<Integer> {
           + "the mean of the 16 stages' rates, each beside llm-d's published figure and its error, and per stage. "
           + "MODE drain: each stage waits for its requests to finish, then 2 s, as inference-perf runs stages "
           + "(at most 15 minutes); continuous: each stage starts when the previous one's time is up. Default routers: "
-          + "llm-d-precise, llm-d-estimated, random; takes --routers, --repeat, --seed, --threads, --no-progress.")
+          + "llm-d-precise, llm-d-estimated, random; takes --routers, --repeat, --seed, --threads, --no-progress. "
+          + "NAME+shed in --routers puts a router behind the admission control of the EPP llm-d's run used "
+          + "(v0.5): a request is turned away (HTTP 429, left out of every figure as inference-perf leaves failed "
+          + "requests out) while every server has more than 5 waiting or more than 80%% of its KV in use.")
   @Nullable String ladder;
 
   @Option(names = "--calibration",
@@ -205,6 +208,12 @@ public final class BenchCommand implements Callable<Integer> {
       return runLadder(stdout, ladder);
     }
     try {
+      for (String r : routers) {
+        if (r.endsWith(Routers.SHEDDING_SUFFIX)) {
+          throw new IllegalArgumentException("router '" + r + "': " + Routers.SHEDDING_SUFFIX
+              + " (the EPP's shedding) runs with --ladder only");
+        }
+      }
       BenchmarkPlan.FleetOverride fleet = new BenchmarkPlan.FleetOverride(servers,
           gpu == null ? null : GpuSpec.named(gpu), model == null ? null : ModelSpec.named(model), tensorParallel,
           cpuOffloadGib);

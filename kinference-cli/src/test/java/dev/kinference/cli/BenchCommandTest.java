@@ -112,6 +112,11 @@ class BenchCommandTest {
         "4", "--out", dir.toString());
     assertThat(sweep.status()).isEqualTo(2);
     assertThat(sweep.err()).contains("does not take [--rate, fleet options]");
+    // the EPP's shedding turns requests away, which only the ladder's open loop and table account for
+    CliRun shedding = CliRun.of("bench", "--scenario", "smoke", "--routers", "random+shed", "--out", dir.toString());
+    assertThat(shedding.status()).isEqualTo(2);
+    assertThat(shedding.err()).contains("router 'random+shed': +shed (the EPP's shedding) runs with --ladder only");
+    assertThat(CliRun.of("bench", "--help").out()).contains("NAME+shed");
     assertThat(dir).isEmptyDirectory();
   }
 }

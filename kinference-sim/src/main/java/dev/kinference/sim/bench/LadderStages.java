@@ -9,7 +9,8 @@ import org.HdrHistogram.Histogram;
  * Per-stage figures of a {@link dev.kinference.sim.workload.LoadPattern.Ladder} run, computed as inference-perf's
  * {@code per_stage} report computes them ({@code reportgen/base.py}, {@code summarize_requests}): a stage's requests are
  * those it sent, its output rate is their output tokens (finished requests only) over the time from its first send to
- * its last end. Runs of other seeds add up: tokens and spans add, so the rate stays per second of stage time.
+ * its last end. Runs of other seeds add up: tokens and spans add, so the rate stays per second of stage time. A
+ * request the router turned away is a failed request there: counted in the stage's requests and span, in no TTFT.
  *
  * <p>Filled on the run's thread, then read; not thread-safe.
  */
@@ -59,6 +60,11 @@ final class LadderStages {
     }
     Stage s = stages.get(index);
     s.requests++;
+    s.firstSend = Math.min(s.firstSend, r.sentNanos());
+    if (r.rejected()) {
+      s.lastEnd = Math.max(s.lastEnd, r.finishNanos());
+      return;
+    }
     s.ttft.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftOrWaitNanos() / 1000)));
     if (r.finished() && r.outcome() != null) {
       s.outputTokens += r.outcome().completionTokens();
@@ -68,7 +74,6 @@ final class LadderStages {
     } else {
       timedOut++;
     }
-    s.firstSend = Math.min(s.firstSend, r.sentNanos());
     s.lastEnd = Math.max(s.lastEnd, r.finished() ? r.finishNanos() : r.observedUntilNanos());
   }
 

@@ -63,9 +63,18 @@ public final class LlmdLadder {
         .withWindow(new VirtualFleet.Window(Duration.ZERO, Duration.ofSeconds(1), DRAIN_LIMIT));
   }
 
-  /** The published figures for {@code router}, or null if llm-d published none for it. */
+  /**
+   * The published figures for {@code router}, or null if llm-d published none for it; a router behind the EPP's
+   * shedding ({@code NAME+shed}) is set beside its scheduler's.
+   */
   static @Nullable Published published(String router) {
-    return BY_ROUTER.get(router);
+    return BY_ROUTER.get(scheduler(router));
+  }
+
+  /** The scheduler a router name runs, without the shedding suffix. */
+  static String scheduler(String router) {
+    return router.endsWith(Routers.SHEDDING_SUFFIX)
+        ? router.substring(0, router.length() - Routers.SHEDDING_SUFFIX.length()) : router;
   }
 
   /**
@@ -76,8 +85,9 @@ public final class LlmdLadder {
     StringBuilder b = new StringBuilder();
     b.append("llm-d's table (warm-up + 16 stages; TTFT p90 pooled over every request, output tokens/s the mean of "
         + "the 16 stages' rates):\n");
-    b.append(String.format(Locale.ROOT, "%-18s %10s %10s %8s %10s %10s %8s %9s %9s %12s %8s%n", "router",
-        "TTFT p90", "llm-d", "error", "output/s", "llm-d", "error", "finished", "requests", "p90 <=300s", "error"));
+    b.append(String.format(Locale.ROOT, "%-23s %10s %10s %8s %10s %10s %8s %9s %9s %9s %12s %8s%n", "router",
+        "TTFT p90", "llm-d", "error", "output/s", "llm-d", "error", "finished", "rejected", "requests",
+        "p90 <=300s", "error"));
     double precise = Double.NaN;
     double approximate = Double.NaN;
     for (RunResult run : result.runs()) {
@@ -86,16 +96,16 @@ public final class LlmdLadder {
       double output = stages.meanOutputTokensPerSecond(1);
       Published pub = published(run.router());
       double withinTimeout = stages.ttftWithinTimeoutSeconds(90);
-      b.append(String.format(Locale.ROOT, "%-18s %9.2fs %10s %8s %10.0f %10s %8s %9d %9d %11.2fs %8s%n",
+      b.append(String.format(Locale.ROOT, "%-23s %9.2fs %10s %8s %10.0f %10s %8s %9d %9d %9d %11.2fs %8s%n",
           run.router(), p90,
           pub == null ? "-" : String.format(Locale.ROOT, "%.2fs", pub.ttftP90()),
           pub == null ? "" : error(p90, pub.ttftP90()), output,
           pub == null ? "-" : String.format(Locale.ROOT, "%.0f", pub.outputTokensPerSecond()),
-          pub == null ? "" : error(output, pub.outputTokensPerSecond()), run.finished(), run.requests(),
-          withinTimeout, pub == null ? "" : error(withinTimeout, pub.ttftP90())));
-      if (run.router().equals("llm-d-precise")) {
+          pub == null ? "" : error(output, pub.outputTokensPerSecond()), run.finished(), run.rejected(),
+          run.requests(), withinTimeout, pub == null ? "" : error(withinTimeout, pub.ttftP90())));
+      if (scheduler(run.router()).equals("llm-d-precise")) {
         precise = output;
-      } else if (run.router().equals(LlmdRouter.ESTIMATED)) {
+      } else if (scheduler(run.router()).equals(LlmdRouter.ESTIMATED)) {
         approximate = output;
       }
     }
@@ -105,7 +115,8 @@ public final class LlmdLadder {
           ratio, PUBLISHED_RATIO, error(ratio, PUBLISHED_RATIO)));
     }
     b.append("(p90 <=300s: the requests that finished within 5 minutes, the others left out, as inference-perf's "
-        + "client, with aiohttp's default timeout, counts them as failed)\n");
+        + "client, with aiohttp's default timeout, counts them as failed; rejected: turned away by the EPP's "
+        + "shedding (NAME+shed), in no latency or output figure, as inference-perf leaves failed requests out)\n");
     b.append("\nPer stage: TTFT p90 s / output tokens/s, ours (llm-d's):\n");
     b.append(String.format(Locale.ROOT, "%-10s", "stage"));
     for (RunResult run : result.runs()) {

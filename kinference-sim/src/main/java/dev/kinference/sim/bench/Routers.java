@@ -19,6 +19,12 @@ public final class Routers {
   /** llm-d's sticky-until-saturated profile: what its well-lit path (the optimized-baseline guide) ships. */
   public static final String LLMD_STICKY = "llm-d-sticky";
 
+  /**
+   * Appended to a router's name ({@code random+shed}): the router behind the saturation shedding of the EPP llm-d's
+   * published benchmark ran ({@link SaturationShedding}). For open-loop loads only.
+   */
+  public static final String SHEDDING_SUFFIX = "+shed";
+
   /** Every router, in report order: ours first, the oracle last. */
   public static final List<String> ALL = List.of(OURS, OURS_APPROX, RANDOM, "round-robin", LEAST_REQUEST,
       "power-of-two", "sglang-cache-aware", "llm-d-approx", "llm-d-precise", LLMD_STICKY, "dynamo-kv", ORACLE);
@@ -45,11 +51,16 @@ public final class Routers {
 
   /**
    * A fresh router; {@code NAME@N} is {@code N} independent replicas of router {@code NAME} behind a Service (see
-   * {@link ReplicatedRouter}), whose herding is counted in windows of {@code herdingWindow}.
+   * {@link ReplicatedRouter}), whose herding is counted in windows of {@code herdingWindow}; {@code NAME+shed} is
+   * router {@code NAME} behind the saturation shedding of llm-d's published EPP ({@link SaturationShedding}).
    *
    * @throws IllegalArgumentException for an unknown name or a replica count that is not 1 to 64
    */
   static FleetRouter create(String name, long seed, Duration herdingWindow) {
+    if (name.endsWith(SaturationShedding.SUFFIX)) {
+      return new SaturationShedding(
+          create(name.substring(0, name.length() - SaturationShedding.SUFFIX.length()), seed, herdingWindow));
+    }
     int at = name.lastIndexOf('@');
     if (at < 0) {
       return single(name, seed);
@@ -133,6 +144,10 @@ public final class Routers {
 
   /** A one-line description of a router, for reports. */
   public static String describe(String name) {
+    if (name.endsWith(SaturationShedding.SUFFIX)) {
+      return describe(name.substring(0, name.length() - SaturationShedding.SUFFIX.length()))
+          + "; requests turned away (HTTP 429) while every server waits > 5 or uses > 80% of KV (EPP v0.5)";
+    }
     int at = name.lastIndexOf('@');
     if (at >= 0) {
       String count = name.substring(at + 1);

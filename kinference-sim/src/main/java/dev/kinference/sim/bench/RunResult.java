@@ -15,7 +15,9 @@ import org.HdrHistogram.Histogram;
  *
  * <p>The TTFT distribution counts every measured request: one that got no first token before the run ended counts
  * with the time it waited (censored at the run's end, so a lower bound), never left out; {@link #started()} and
- * {@link #finished()} say how many got a first token and how many finished.
+ * {@link #finished()} say how many got a first token and how many finished. A request the router turned away
+ * (admission control's HTTP 429) is counted in {@link #requests()} and {@link #rejected()} and nowhere else, as
+ * inference-perf leaves a failed request out of its latencies.
  *
  * <p>Filled by the run as a {@link RunObserver}, then read; not thread-safe.
  */
@@ -32,6 +34,7 @@ public final class RunResult implements RunObserver {
   private final Histogram itl = new Histogram(HIGHEST_MICROS, 3);
   private final Histogram e2e = new Histogram(HIGHEST_MICROS, 3);
   private long requests;
+  private long rejected;
   private long started;
   private long finished;
   private long metSlo;
@@ -65,6 +68,10 @@ public final class RunResult implements RunObserver {
   public void onRequest(CompletedRequest r) {
     ladderStages.onRequest(r);
     requests++;
+    if (r.rejected()) {
+      rejected++;
+      return;
+    }
     if (servedPerServer.length <= r.server()) {
       servedPerServer = Arrays.copyOf(servedPerServer, r.server() + 1);
     }
@@ -117,6 +124,7 @@ public final class RunResult implements RunObserver {
     itl.add(other.itl);
     e2e.add(other.e2e);
     requests += other.requests;
+    rejected += other.rejected;
     started += other.started;
     finished += other.finished;
     metSlo += other.metSlo;
@@ -216,6 +224,11 @@ public final class RunResult implements RunObserver {
   /** Requests measured. */
   public long requests() {
     return requests;
+  }
+
+  /** Measured requests the router turned away (they are in no latency figure). */
+  public long rejected() {
+    return rejected;
   }
 
   /** Measured requests that got their first token within the run. */

@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  * the client's send, so they include routing and the server's queue.
  *
  * @param request the request
- * @param server the server it was routed to
+ * @param server the server it was routed to, or {@link FleetRouter#REJECTED} if the router turned it away
  * @param sentNanos when the client sent it
  * @param firstTokenNanos when the client got the first token, or -1
  * @param finishNanos when it ended, or -1 if the run ended first
@@ -26,6 +26,19 @@ public record CompletedRequest(ClientRequest request, int server, long sentNanos
       @Nullable RequestOutcome outcome, long maxTokenGapNanos) {
     this(request, server, sentNanos, firstTokenNanos, finishNanos, outcome, maxTokenGapNanos,
         Math.max(sentNanos, Math.max(firstTokenNanos, finishNanos)));
+  }
+
+  /**
+   * A request the router turned away at {@code nanos} (its send): it reached no server and ended there, without a
+   * first token, as a client sees an HTTP 429.
+   */
+  public static CompletedRequest rejected(ClientRequest request, long nanos) {
+    return new CompletedRequest(request, FleetRouter.REJECTED, nanos, -1, nanos, null, 0, nanos);
+  }
+
+  /** Whether the router turned it away ({@link #rejected(ClientRequest, long)}). */
+  public boolean rejected() {
+    return server == FleetRouter.REJECTED;
   }
 
   /** Whether its first token arrived within the run. */

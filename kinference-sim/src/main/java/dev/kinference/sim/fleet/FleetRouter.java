@@ -12,6 +12,13 @@ import dev.kinference.sim.workload.ClientRequest;
  */
 public interface FleetRouter {
 
+  /**
+   * The server index of a decision that turns the request away at once, as a gateway's admission control answers
+   * HTTP 429: the request reaches no server, and the fleet reports it as {@link CompletedRequest#rejected()} and
+   * calls none of the decision's callbacks. Only open-loop loads (Poisson, replay, ladder) may be turned away.
+   */
+  int REJECTED = -1;
+
   /** The name in reports. */
   String name();
 
@@ -30,7 +37,7 @@ public interface FleetRouter {
   /** Where a request went; told of its first token and its end. */
   interface Decision {
 
-    /** The chosen server's index. */
+    /** The chosen server's index, or {@link #REJECTED}. */
     int server();
 
     /** The client received the first token at {@code nowNanos}. */

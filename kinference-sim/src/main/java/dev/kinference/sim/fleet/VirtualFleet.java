@@ -487,6 +487,10 @@ public final class VirtualFleet {
     private void dispatch(ClientRequest request, Session session, boolean closedLoop) {
       FleetRouter.Decision decision = router.route(request, now);
       int server = decision.server();
+      if (server == FleetRouter.REJECTED) {
+        reject(request, closedLoop);
+        return;
+      }
       if (server < 0 || server >= engines.length) {
         throw new IllegalStateException(router.name() + " chose server " + server + " of " + engines.length);
       }
@@ -507,6 +511,19 @@ public final class VirtualFleet {
         submit(f);
       } else {
         schedule(now + latency, () -> submit(f));
+      }
+    }
+
+    /** A request the router turned away: it ends at its send, and its session sends nothing more. */
+    private void reject(ClientRequest request, boolean closedLoop) {
+      if (closedLoop) {
+        throw new IllegalStateException(router.name() + " turned a request away under a closed-loop load, whose "
+            + "client would resend at once");
+      }
+      sent++;
+      if (now >= measureStart && now < measureEnd) {
+        measured++;
+        observer.onRequest(CompletedRequest.rejected(request, now));
       }
     }
 

@@ -89,6 +89,64 @@ class LadderLoadTest {
     }
   }
 
+  /** Turns away every other request, as an EPP's admission control answers 429; the others go round robin. */
+  private static final class HalfRejecting implements FleetRouter {
+    private final VirtualFleetTest.ProbeRouter inner = new VirtualFleetTest.ProbeRouter();
+    private int count;
+
+    @Override
+    public String name() {
+      return "half-rejecting";
+    }
+
+    @Override
+    public void start(FleetView fleet) {
+      inner.start(fleet);
+    }
+
+    @Override
+    public Decision route(dev.kinference.sim.workload.ClientRequest request, long nowNanos) {
+      return count++ % 2 == 0 ? () -> FleetRouter.REJECTED : inner.route(request, nowNanos);
+    }
+  }
+
+  @Test
+  void aRequestTheRouterTurnsAwayEndsAtItsSendAndTheStageStillDrainsAndMovesOn() {
+    VirtualFleet fleet = VirtualFleet.of(VirtualFleet.Settings.of(2, ENGINE, 7));
+    Recorder r = new Recorder();
+    VirtualFleet.RunStats stats = fleet.run(new UniquePromptWorkload("Qwen3-8B", 300, 200, null, 1),
+        new Ladder(STAGES, Duration.ofSeconds(2), true),
+        new VirtualFleet.Window(Duration.ZERO, Duration.ofSeconds(1), Duration.ofMinutes(5)), new HalfRejecting(), r);
+    // every stage still sends its count; half of them are turned away, reported at once and never dispatched
+    assertThat(r.requests).hasSize(80);
+    assertThat(stats.sent()).isEqualTo(80);
+    assertThat(stats.dispatched()[0] + stats.dispatched()[1]).isEqualTo(40);
+    assertThat(r.requests.stream().filter(CompletedRequest::rejected)).hasSize(40).allSatisfy(c -> {
+      assertThat(c.started()).isFalse();
+      assertThat(c.finished()).isFalse();
+      assertThat(c.finishNanos()).isEqualTo(c.sentNanos());
+      assertThat(c.ttftOrWaitNanos()).isZero();
+    });
+    assertThat(r.requests.stream().filter(c -> !c.rejected())).hasSize(40)
+        .allSatisfy(c -> assertThat(c.finished()).isTrue());
+    assertThat(r.starts).hasSize(3);
+    for (int stage = 0; stage < 2; stage++) {
+      long lastEnd = r.sentIn(stage).stream().mapToLong(CompletedRequest::finishNanos).max().orElseThrow();
+      assertThat(r.starts.get(stage + 1)).isEqualTo(lastEnd + 2_000_000_000L);
+    }
+  }
+
+  @Test
+  void aClosedLoopClientCannotBeTurnedAwayForItWouldResendAtOnce() {
+    VirtualFleet fleet = VirtualFleet.of(VirtualFleet.Settings.of(2, ENGINE, 7));
+    assertThatThrownBy(() -> fleet.run(new UniquePromptWorkload("Qwen3-8B", 300, 20, null, 1),
+        new LoadPattern.ClosedLoop(2),
+        new VirtualFleet.Window(Duration.ZERO, Duration.ofSeconds(1), Duration.ofSeconds(10)), new HalfRejecting(),
+        new Recorder()))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("half-rejecting turned a request away "
+            + "under a closed-loop load");
+  }
+
   @Test
   void llmdsPublishedLadderIsAWarmUpOfOneFullSetAndSixteenStages() {
     Ladder ladder = Ladder.llmdPublished(true);
