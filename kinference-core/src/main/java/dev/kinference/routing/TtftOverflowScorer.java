@@ -12,7 +12,9 @@ import java.util.function.LongSupplier;
  * Once every candidate is saturated ({@link RoutingContext#everyCandidateSaturated()}), sends a request that is
  * predicted to miss {@code ttftTarget} on every candidate to the candidate furthest behind: it scores 1 on the
  * endpoint(s) with the longest predicted TTFT ({@link RoutingContext#predictedTtftSeconds}) when even the shortest
- * prediction exceeds the target, and 0 everywhere otherwise (also with a single candidate).
+ * prediction exceeds the target, and 0 everywhere otherwise (also with a single candidate). When any candidate holds
+ * part of the prompt ({@link RoutingContext#cachedTokens}), only those holding the longest cached prefix are chosen
+ * from.
  *
  * <p>Why: in an overloaded fleet whose servers each run first come, first served, spreading the excess evenly puts
  * every server behind, and then no request anywhere gets its first token in time. A request that will be late
@@ -21,7 +23,11 @@ import java.util.function.LongSupplier;
  * On eight servers at twice a long-conversation trace's rate this more than doubled the requests served within a
  * 2 s TTFT objective on the three heaviest of six traces (docs/BENCHMARKS.md, "Comparison routers on long
  * conversations"), at the cost of the slowest twentieth, which wait longer. Without the saturation condition it cost
- * Kinference's shared-prefix workload 1.3-2.4% of its peak goodput. Stateless and thread-safe.
+ * Kinference's shared-prefix workload 1.3-2.4% of its peak goodput. Choosing among every candidate, it sent
+ * 18,000-token prompts away from the server holding their prefix (the one without it predicts longest because the
+ * prompt has to be prefilled there again), which broke up the groups each server kept and cost that workload 9% of
+ * its peak goodput; among the holders of the longest cached prefix it cost nothing there and kept most of the
+ * traces' gain (docs/BENCHMARKS.md, "Long system prompts"). Stateless and thread-safe.
  */
 public final class TtftOverflowScorer implements Scorer {
 
@@ -71,17 +77,24 @@ public final class TtftOverflowScorer implements Scorer {
       return;
     }
     double shortest = Double.POSITIVE_INFINITY;
-    double longest = Double.NEGATIVE_INFINITY;
+    int longestCachedPrefix = 0;
     for (int i = 0; i < n; i++) {
-      double t = context.predictedTtftSeconds(i);
-      shortest = Math.min(shortest, t);
-      longest = Math.max(longest, t);
+      shortest = Math.min(shortest, context.predictedTtftSeconds(i));
+      longestCachedPrefix = Math.max(longestCachedPrefix, context.cachedTokens(i));
     }
     if (!(shortest > targetSeconds)) {
       return;
     }
+    // Among the holders of the longest cached prefix only: elsewhere the prompt's prefill is longer, so an endpoint
+    // without it looks furthest behind because of the very recompute the move would cost, and evicts another prefix.
+    double longest = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < n; i++) {
-      if (context.predictedTtftSeconds(i) == longest) {
+      if (context.cachedTokens(i) == longestCachedPrefix) {
+        longest = Math.max(longest, context.predictedTtftSeconds(i));
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      if (context.cachedTokens(i) == longestCachedPrefix && context.predictedTtftSeconds(i) == longest) {
         scores[i] = 1.0;
       }
     }

@@ -402,6 +402,32 @@ class RouterTest {
   }
 
   /**
+   * Regression: with 18,000-token system prompts at 32 clients, a prompt late everywhere went to the server furthest
+   * behind, which was often one without its prefix only because the prompt had to be prefilled again there: the
+   * groups each server kept broke up and the workload lost 9% of its peak goodput and its SLO at 32 clients. The
+   * furthest behind is now chosen among the holders of the longest cached prefix.
+   */
+  @Test
+  void aRequestLateEverywhereStaysWithTheHoldersOfItsPrefix() throws Exception {
+    Router router = builder(3).cacheIndex(new PreciseCacheIndex()).build();
+    InferenceRequest request = chat("Long shared context." + words(11, 2000), "next question");
+    holds(router, "e1", request);
+    for (String id : List.of("e0", "e1", "e2")) {
+      state(router, id).updateMetrics(EndpointMetrics.of(8, 20, 0.9, clock.get()));
+    }
+    state(router, "e0").onDispatched(400_000);
+    state(router, "e1").onDispatched(300_000);
+    state(router, "e2").onDispatched(200_000);
+
+    RoutingDecision decision = router.preview(request);
+    assertThat(decision.predictedTtft()).as("late on the holder too").isGreaterThan(Duration.ofSeconds(4));
+    assertThat(decision.endpoint().id()).as("the only holder, not e0 further behind without the prefix")
+        .isEqualTo("e1");
+    assertThat(scoresOf(decision, "ttft-overflow")).containsOnly(entry("e0", 0.0), entry("e1", 1.0),
+        entry("e2", 0.0));
+  }
+
+  /**
    * Regression: on eight servers at twice a long-conversation trace's rate, one server momentarily below the
    * saturation thresholds drew conversations off their saturated servers, with their whole history to prefill again
    * there, until it was saturated too; counted from the point most servers are saturated, cache hits hold the
