@@ -151,7 +151,8 @@ public final class ServeCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     List<SimulatedServer> sims = new ArrayList<>();
-    PolicyGateway.Builder b = PolicyGateway.builder().routerReplicas(stateStoreOptions.replicas());
+    PolicyGateway.Builder b = PolicyGateway.builder().routerReplicas(stateStoreOptions.replicas())
+        .peerPrefillSharing(stateStoreOptions.prefillSharing());
     switch (index) {
       case "precise" -> b.preciseIndex(true);
       case "approximate" -> b.preciseIndex(false);
@@ -265,6 +266,11 @@ public final class ServeCommand implements Callable<Integer> {
         + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
     out.println("  state:     " + stateStoreOptions.describe(store));
+    if (stateStoreOptions.replicas() > 1) {
+      out.println("  replicas:  one of " + stateStoreOptions.replicas() + (gateway.sharesInFlightPrefill()
+          ? "; sharing the prompt tokens in the servers' prefill through the state store"
+          : "; the prompt tokens in the servers' prefill are this replica's own account"));
+    }
     out.println("  routing:   " + gateway.router().profile().describe());
     gateway.router().profilesByModel().forEach((model, profile) ->
         out.println("  routing:   " + model + ": " + profile.describe() + " (its pool's)"));
