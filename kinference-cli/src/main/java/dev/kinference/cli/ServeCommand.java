@@ -286,9 +286,17 @@ public final class ServeCommand implements Callable<Integer> {
 
   /** A pool over the simulated servers, with their KV-event addresses, open to everyone. */
   static String embeddedConfig(List<SimulatedServer> sims) {
+    return embeddedConfig(sims, "Qwen/Qwen3-8B");
+  }
+
+  /**
+   * A pool of {@code model} over the simulated servers, with their KV-event addresses (so a gateway given it uses the
+   * precise index), open to everyone; also what {@code kinference sim-servers --pool-file} writes.
+   */
+  static String embeddedConfig(List<SimulatedServer> sims, String model) {
     StringBuilder sb = new StringBuilder();
     sb.append("apiVersion: kinference.dev/v1alpha1\nkind: InferencePool\nmetadata:\n  name: simulated\n")
-        .append("spec:\n  model: Qwen/Qwen3-8B\n  endpoints:\n");
+        .append("spec:\n  model: \"").append(model).append("\"\n  endpoints:\n");
     for (SimulatedServer s : sims) {
       sb.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
       String events = s.kvEventsEndpoint();
