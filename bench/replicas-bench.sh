@@ -195,7 +195,7 @@ for setup in ("one", "three", "sharing"):
     print(f"| {names[setup]} | {' / '.join(str(r['goodput_per_min']) for r in rs)} | {mean:.1f} | {vs} | "
           f"{' / '.join(str(r['ttft_p50_s']) for r in rs)} | {' / '.join(str(r['ttft_p90_s']) for r in rs)} | "
           f"{' / '.join(str(r['hit_rate']) for r in rs)} | {' / '.join(str(r['finished']) for r in rs)} | "
-          f"{' / '.join(str(r.get('pending_prefill_own_mean')) + ' / ' + str(r.get('pending_prefill_peers_mean')) for r in rs)} | "
+          f"{'; '.join(str(r.get('pending_prefill_own_mean')) + ' / ' + str(r.get('pending_prefill_peers_mean')) for r in rs)} | "
           f"{sum(r['errors'] for r in rs)} |")
 print()
 print("Load average before / after each run: " + "; ".join(
