@@ -127,8 +127,9 @@ public final class HybridGroups {
   }
 
   /**
-   * Declares group {@code group} before its first event, for a model whose groups are known (the simulator's): an
-   * empty declared group limits every hit to nothing, as in vLLM, where a group without events is merely unknown.
+   * Declares group {@code group} before its first event, for a model whose groups are known (the simulator's): a
+   * declared group that holds nothing cuts every hit to nothing, as vLLM's would, while a group no event has
+   * described yet is unknown here and limits nothing.
    *
    * @throws IllegalArgumentException if {@code role} is {@link Role#UNKNOWN}, the index or window is negative or the
    *     block size not positive
