@@ -2,6 +2,7 @@ package dev.kinference.gateway;
 
 import dev.kinference.cache.ApproximateCacheIndex;
 import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.cloud.CloudProvider;
 import dev.kinference.cloud.ExternalProviders;
@@ -22,7 +23,6 @@ import dev.kinference.policy.model.Price;
 import dev.kinference.routing.Router;
 import dev.kinference.routing.RoutingProfile;
 import dev.kinference.vllm.VllmLabels;
-import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import dev.kinference.vllm.kvevents.KvEventSubscriptions;
 import dev.kinference.vllm.metrics.MetricsScraper;
 import java.io.IOException;
