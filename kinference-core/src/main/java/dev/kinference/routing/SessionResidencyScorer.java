@@ -70,7 +70,7 @@ public final class SessionResidencyScorer implements Scorer {
    * The share of a new session's prompt cached on one candidate from which it counts as forked from a session there
    * (a subagent starting from its parent's context, 84-99% of its first prompt) rather than as a new context. A
    * chat's first turn, its system prompt cached (two thirds of it in Kinference's tenant mix), stays a new session:
-   * taken for forks at 30%, they were held on their system prompt's endpoint and the tenant mix lost 2-7%.
+   * taken for forks at 30%, they were held on their system prompt's endpoint and the tenant mix lost up to 7%.
    */
   static final double FORKED_SHARE = 0.8;
 

@@ -64,7 +64,7 @@ class SessionResidencyScorerTest {
   /**
    * Regression: a subagent forks its parent's context under a session id of its own. Taken for a new session that
    * fits nowhere, it went to the most oversubscribed endpoint and recomputed the parent's whole context there; as a
-   * resident session it stays where that context is cached (48 agent sessions on 4 H100s, 3 seeds: 110.3 -> 115.7
+   * resident session it stays where that context is cached (48 agent sessions on 4 H100s, 3 seeds: 110.3 -> 116.4
    * requests/min within the SLO, docs/BENCHMARKS.md "Subagent forks stay with their parent").
    */
   @Test
