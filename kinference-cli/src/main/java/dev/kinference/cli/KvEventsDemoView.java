@@ -1,10 +1,10 @@
 package dev.kinference.cli;
 
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.routing.Router;
 import dev.kinference.sim.demo.RouterView;
 import dev.kinference.sim.server.SimulatedFleet;
-import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import dev.kinference.vllm.kvevents.KvEventSubscriptions;
 import dev.kinference.vllm.metrics.MetricsScraper;
 import java.io.Closeable;

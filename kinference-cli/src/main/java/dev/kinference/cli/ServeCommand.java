@@ -151,7 +151,8 @@ public final class ServeCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     List<SimulatedServer> sims = new ArrayList<>();
-    PolicyGateway.Builder b = PolicyGateway.builder().routerReplicas(stateStoreOptions.replicas());
+    PolicyGateway.Builder b = PolicyGateway.builder().routerReplicas(stateStoreOptions.replicas())
+        .peerPrefillSharing(stateStoreOptions.prefillSharing());
     switch (index) {
       case "precise" -> b.preciseIndex(true);
       case "approximate" -> b.preciseIndex(false);
@@ -265,6 +266,11 @@ public final class ServeCommand implements Callable<Integer> {
         + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
     out.println("  state:     " + stateStoreOptions.describe(store));
+    if (stateStoreOptions.replicas() > 1) {
+      out.println("  replicas:  one of " + stateStoreOptions.replicas() + (gateway.sharesInFlightPrefill()
+          ? "; sharing the prompt tokens in the servers' prefill through the state store"
+          : "; the prompt tokens in the servers' prefill are this replica's own account"));
+    }
     out.println("  routing:   " + gateway.router().profile().describe());
     gateway.router().profilesByModel().forEach((model, profile) ->
         out.println("  routing:   " + model + ": " + profile.describe() + " (its pool's)"));
@@ -280,9 +286,17 @@ public final class ServeCommand implements Callable<Integer> {
 
   /** A pool over the simulated servers, with their KV-event addresses, open to everyone. */
   static String embeddedConfig(List<SimulatedServer> sims) {
+    return embeddedConfig(sims, "Qwen/Qwen3-8B");
+  }
+
+  /**
+   * A pool of {@code model} over the simulated servers, with their KV-event addresses (so a gateway given it uses the
+   * precise index), open to everyone; also what {@code kinference sim-servers --pool-file} writes.
+   */
+  static String embeddedConfig(List<SimulatedServer> sims, String model) {
     StringBuilder sb = new StringBuilder();
     sb.append("apiVersion: kinference.dev/v1alpha1\nkind: InferencePool\nmetadata:\n  name: simulated\n")
-        .append("spec:\n  model: Qwen/Qwen3-8B\n  endpoints:\n");
+        .append("spec:\n  model: \"").append(model).append("\"\n  endpoints:\n");
     for (SimulatedServer s : sims) {
       sb.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
       String events = s.kvEventsEndpoint();

@@ -81,6 +81,11 @@ public final class SimServersCommand implements Callable<Integer> {
   @Option(names = "--urls-file", paramLabel = "FILE", description = "Also write the lines to FILE once all started.")
   @Nullable Path urlsFile;
 
+  @Option(names = "--pool-file", paramLabel = "FILE",
+      description = "Also write, once all started, an InferencePool of these servers with their KV-event addresses "
+          + "to FILE: 'kinference serve --config' on its directory routes over them with the precise index.")
+  @Nullable Path poolFile;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -141,6 +146,9 @@ public final class SimServersCommand implements Callable<Integer> {
     }
     out.print(lines);
     out.flush();
+    if (poolFile != null) {
+      Files.writeString(poolFile, ServeCommand.embeddedConfig(servers, model), StandardCharsets.UTF_8);
+    }
     if (urlsFile != null) {
       Files.writeString(urlsFile, lines.toString(), StandardCharsets.UTF_8);
     }

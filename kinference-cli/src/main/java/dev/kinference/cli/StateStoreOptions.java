@@ -41,6 +41,12 @@ public final class StateStoreOptions {
           + "${DEFAULT-VALUE}).")
   int replicas = 1;
 
+  @Option(names = "--no-prefill-sharing",
+      description = "With a precise index, a shared store and --replicas above 1, do not share the prompt tokens in "
+          + "the servers' prefill with the other replicas: each routes on its own account (to measure what sharing "
+          + "gives, bench/replicas-bench.sh).")
+  boolean noPrefillSharing;
+
   /** The failure mode asked for. */
   public ResilientStateStore.FailureMode failureMode() {
     return switch (stateStoreFailure.trim().toLowerCase(Locale.ROOT)) {
@@ -72,6 +78,11 @@ public final class StateStoreOptions {
   public String describe(RateLimitStore store) {
     return store.shared() ? StateStores.redact(stateStore.strip()) + " (shared; while unreachable: "
         + failureMode().cliName() + ")" : "memory (limits, budgets and usage are this process's own)";
+  }
+
+  /** Whether replicas with a precise index and a shared store share their pending prefill (not --no-prefill-sharing). */
+  public boolean prefillSharing() {
+    return !noPrefillSharing;
   }
 
   /** How many replicas of this process share the traffic (--replicas, KINFERENCE_REPLICAS). */

@@ -112,6 +112,11 @@ class ServeCommandTest {
         assertThat(e.id()).isEqualTo("sim-0");
         assertThat(e.label(EndpointLabels.KV_EVENTS)).isEqualTo(s.kvEventsEndpoint());
       });
+      // sim-servers --pool-file: the served model's name as given
+      LoadResult named = PolicyLoader.load(ServeCommand.embeddedConfig(List.of(s), "org/model: v2"), "pool.yaml");
+      assertThat(named.problems()).isEmpty();
+      assertThat(named.orThrow().endpoints()).singleElement()
+          .satisfies(e -> assertThat(e.model()).isEqualTo("org/model: v2"));
     }
   }
 

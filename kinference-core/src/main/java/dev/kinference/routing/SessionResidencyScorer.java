@@ -27,6 +27,10 @@ import org.jspecify.annotations.Nullable;
  *       there and 0 elsewhere, saturated or not: waiting in that queue costs less than recomputing the whole context
  *       on another endpoint, whose own sessions it would then evict. A session whose endpoint still holds its
  *       sessions scores 0 everywhere and the other scorers decide;
+ *   <li>a request of a session not remembered whose prompt is more than 80% cached on a candidate, and more there
+ *       than on any other (a subagent forked from its parent's context), is judged as a session of that candidate,
+ *       grown by
+ *       its uncached tokens: taken for a new session, it went where it fit and recomputed its parent's context;
  *   <li>any other request scores 0 everywhere while its prompt fits beside the committed contexts of every candidate;
  *       once it does not fit on some, it scores, where it still fits, the share of that endpoint's KV memory left
  *       free; where it fits nowhere, 1 on the endpoint already the most oversubscribed and 0 elsewhere, so the
@@ -61,6 +65,14 @@ public final class SessionResidencyScorer implements Scorer {
   /** {@code maxSessions}: the most sessions remembered at once. */
   static final Parameter MAX_SESSIONS = Parameter.integer("maxSessions", 1_000_000, 1, 100_000_000,
       "the most sessions remembered at once");
+
+  /**
+   * The share of a new session's prompt cached on one candidate from which it counts as forked from a session there
+   * (a subagent starting from its parent's context, 84-99% of its first prompt) rather than as a new context. A
+   * chat's first turn, its system prompt cached (two thirds of it in Kinference's tenant mix), stays a new session:
+   * taken for forks at 30%, they were held on their system prompt's endpoint and the tenant mix lost up to 7%.
+   */
+  static final double FORKED_SHARE = 0.8;
 
   /** Where a session's context lives and how large it is. */
   private record Residence(String endpointId, int tokens) {}
@@ -147,6 +159,15 @@ public final class SessionResidencyScorer implements Scorer {
         }
       }
     }
+    int holder = residence == null ? holderOfForkedContext(context, prompt) : -1;
+    if (holder >= 0) {
+      // a fork: it shares the context cached where its parent runs, so it is that endpoint's session already
+      EndpointState e = context.candidate(holder);
+      if (committed(e.id()) + prompt - context.cachedTokens(holder) > oversubscription * capacity(e)) {
+        scores[holder] = 1.0;
+      }
+      return;
+    }
     int fits = 0;
     int mostOversubscribed = 0;
     double worst = Double.NEGATIVE_INFINITY;
@@ -170,6 +191,30 @@ public final class SessionResidencyScorer implements Scorer {
     } else if (fits == 0) {
       scores[mostOversubscribed] = 1.0;
     }
+  }
+
+  /**
+   * The candidate caching the most of this prompt, if that is more than {@link #FORKED_SHARE} of it and more than
+   * every other candidate caches, else -1: a request of a session the scorer has not seen whose prompt is largely
+   * cached, and most on one endpoint, is a subagent forked from a session's context there (or a session the scorer
+   * forgot), not a new context.
+   */
+  private static int holderOfForkedContext(RoutingContext context, int prompt) {
+    int holder = -1;
+    int most = (int) (FORKED_SHARE * prompt);
+    boolean tied = false;
+    for (int i = 0; i < context.candidateCount(); i++) {
+      int cached = context.cachedTokens(i);
+      if (cached > most) {
+        most = cached;
+        holder = i;
+        tied = false;
+      } else if (cached == most && holder >= 0) {
+        tied = true;
+      }
+    }
+    // cached alike on several: a shared prompt (a system prompt, a document), not one session's context
+    return tied ? -1 : holder;
   }
 
   @Override

@@ -61,9 +61,43 @@ class SessionResidencyScorerTest {
     assertThat(scores("late")).as("fits nowhere: the most oversubscribed endpoint takes it").containsExactly(1.0, 0.0);
   }
 
+  /**
+   * Regression: a subagent forks its parent's context under a session id of its own. Taken for a new session that
+   * fits nowhere, it went to the most oversubscribed endpoint and recomputed the parent's whole context there; as a
+   * resident session it stays where that context is cached (48 agent sessions on 4 H100s, 3 seeds: 110.3 -> 116.4
+   * requests/min within the SLO, docs/BENCHMARKS.md "Subagent forks stay with their parent").
+   */
+  @Test
+  void aForkIsHeldWhereItsParentsContextIsCachedNotSentAwayAsANewSession() {
+    int prompt = context("probe").promptTokens();
+    long blocks = (long) Math.ceil(2.5 * prompt / 16);
+    for (EndpointState e : endpoints) {
+      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
+    }
+    bind("parent", 1);
+    int cachedBlocks = prompt * 9 / 10 / 16;
+    assertThat(scores(context("fork", new int[] {0, cachedBlocks})))
+        .as("its parent's endpoint still holds its sessions: the other scorers decide").containsExactly(0.0, 0.0);
+    for (int i = 0; i < 5; i++) {
+      bind("crowded-" + i, 0);
+    }
+    bind("sibling", 1);
+    bind("cousin", 1);
+    assertThat(scores(context("cold", new int[2])))
+        .as("a cold new session that fits nowhere still goes to the most oversubscribed").containsExactly(1.0, 0.0);
+    assertThat(scores(context("fork", new int[] {0, cachedBlocks})))
+        .as("held where its context is cached, not on the most oversubscribed endpoint").containsExactly(0.0, 1.0);
+    assertThat(scores(context("reader", new int[] {cachedBlocks, cachedBlocks})))
+        .as("cached on both, a shared prompt: a new session, to the most oversubscribed").containsExactly(1.0, 0.0);
+  }
+
   private double[] scores(String session) {
+    return scores(context(session));
+  }
+
+  private double[] scores(RoutingContext context) {
     double[] scores = new double[endpoints.length];
-    scorer.score(context(session), scores);
+    scorer.score(context, scores);
     return scores;
   }
 
@@ -72,10 +106,14 @@ class SessionResidencyScorerTest {
   }
 
   private RoutingContext context(String session) {
+    return context(session, new int[2]);
+  }
+
+  private RoutingContext context(String session, int[] matchedBlocks) {
     InferenceRequest request = InferenceRequest.builder("test-model").system("You are terse.")
         .user("x ".repeat(400)).sessionId(session).build();
     TokenizedPrompt prompt = TokenizedPrompt.of(TOKENIZER, TOKENIZER.tokenize(request), request);
-    return RoutingContext.forTesting(request, prompt, endpoints, new int[2], new int[] {16, 16}, new double[2], 0L,
+    return RoutingContext.forTesting(request, prompt, endpoints, matchedBlocks, new int[] {16, 16}, new double[2], 0L,
         new SplittableRandom(1));
   }
 

@@ -159,7 +159,8 @@ public final class EppCommand implements Callable<Integer> {
       return 2;
     }
     try {
-      b.stateStore(stateStoreOptions.open()).routerReplicas(stateStoreOptions.replicas());
+      b.stateStore(stateStoreOptions.open()).routerReplicas(stateStoreOptions.replicas())
+          .peerPrefillSharing(stateStoreOptions.prefillSharing());
     } catch (IllegalArgumentException e) {
       err.println("kinference epp: " + e.getMessage());
       return 2;
@@ -175,6 +176,10 @@ public final class EppCommand implements Callable<Integer> {
           .objectives(priorities).build();
       try (EppServer server = EppServer.start(picker, host, port, direct)) {
         System.out.println("kinference epp: ext_proc on " + host + ":" + server.port());
+        if (pg.sharesInFlightPrefill()) {
+          System.out.println("kinference epp: one of " + stateStoreOptions.replicas() + " pickers, sharing the "
+              + "prompt tokens in the servers' prefill through the state store");
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "epp-shutdown"));
         server.awaitTermination();
       }

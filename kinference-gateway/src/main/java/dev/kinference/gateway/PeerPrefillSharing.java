@@ -16,8 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes gateway replicas behind one Service agree on the servers' in-flight prefill: once per interval (the scrape
- * interval) this replica publishes, through the shared state store, the uncached prompt tokens it sent to each
+ * Makes router replicas behind one Service (gateway replicas, or {@code kinference epp} pickers behind one
+ * InferencePool, both built by {@link PolicyGateway}) agree on the servers' in-flight prefill: once per interval (the
+ * scrape interval) this replica publishes, through the shared state store, the uncached prompt tokens it sent to each
  * endpoint that have not produced a first token, and sets each endpoint's {@link
  * EndpointState#updatePeerPendingPrefillTokens peer share} to what the other replicas published. Without it each
  * replica takes a server it has not sent to lately for idle while another's prompts are still in their prefill,
@@ -79,7 +80,7 @@ final class PeerPrefillSharing implements AutoCloseable {
     PeerPrefillSharing sharing = new PeerPrefillSharing(fleet, store, replica, interval);
     long every = Math.max(1, interval.toMillis());
     var unused = sharing.ticker.scheduleWithFixedDelay(sharing::shareOnce, 0, every, TimeUnit.MILLISECONDS);
-    log.info("Sharing in-flight prefill with the other gateway replicas through {} as replica {}, every {} ms",
+    log.info("Sharing in-flight prefill with the other replicas through {} as replica {}, every {} ms",
         store, replica, every);
     return sharing;
   }
@@ -112,7 +113,7 @@ final class PeerPrefillSharing implements AutoCloseable {
     peersZeroed = false;
     if (failing) {
       failing = false;
-      log.info("The state store answers again: sharing in-flight prefill with the other gateway replicas");
+      log.info("The state store answers again: replica {} shares in-flight prefill with the others again", replica);
     }
     for (EndpointState s : states) {
       Long tokens = peers.get(s.id());
@@ -126,8 +127,8 @@ final class PeerPrefillSharing implements AutoCloseable {
     }
     if (!failing) {
       failing = true;
-      log.warn("Cannot share in-flight prefill with the other gateway replicas ({}); after {} ms each replica "
-          + "counts only its own until the state store answers", e.getMessage(), ttl.toMillis());
+      log.warn("Replica {} cannot share in-flight prefill with the other replicas ({}); after {} ms each counts "
+          + "only its own until the state store answers", replica, e.getMessage(), ttl.toMillis());
     }
     if (!peersZeroed && System.nanoTime() - lastAnsweredNanos >= ttl.toNanos()) {
       states.forEach(s -> s.updatePeerPendingPrefillTokens(0));
@@ -137,7 +138,7 @@ final class PeerPrefillSharing implements AutoCloseable {
 
   private static String newReplicaId() {
     String host = System.getenv("HOSTNAME");
-    String name = host == null || host.isBlank() ? "gateway" : host.strip().replaceAll("\\s+", "-");
+    String name = host == null || host.isBlank() ? "replica" : host.strip().replaceAll("\\s+", "-");
     return name + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 

@@ -2,6 +2,7 @@ package dev.kinference.gateway;
 
 import dev.kinference.cache.ApproximateCacheIndex;
 import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.cloud.CloudProvider;
 import dev.kinference.cloud.ExternalProviders;
@@ -22,7 +23,6 @@ import dev.kinference.policy.model.Price;
 import dev.kinference.routing.Router;
 import dev.kinference.routing.RoutingProfile;
 import dev.kinference.vllm.VllmLabels;
-import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import dev.kinference.vllm.kvevents.KvEventSubscriptions;
 import dev.kinference.vllm.metrics.MetricsScraper;
 import java.io.IOException;
@@ -124,7 +124,7 @@ public final class PolicyGateway implements AutoCloseable {
     // Only with the precise index: an approximate one's prefix evidence is its own decisions, which the others' load
     // outweighs (three sharing approximate replicas lost 14.4% on shared prefixes, independent ones 7.7%).
     RateLimitStore store = governance.rateLimitStore();
-    this.peerSharing = precise && store.shared() && b.routerReplicas > 1
+    this.peerSharing = b.peerPrefillSharing && precise && store.shared() && b.routerReplicas > 1
         ? PeerPrefillSharing.start(fleet, store, b.scrapeInterval) : null;
     Gateway.Builder gb = Gateway.builder().router(router).providers(providers(cfg, environment))
         .guard(GovernanceGuard.of(governance)).localPrices(localPrices(cfg));
@@ -286,7 +286,7 @@ public final class PolicyGateway implements AutoCloseable {
 
   /**
    * Whether this replica shares its in-flight prefill with the others: with a precise cache index, a shared store
-   * and more than one router replica.
+   * and more than one router replica, unless {@link Builder#peerPrefillSharing} turned it off.
    */
   public boolean sharesInFlightPrefill() {
     return peerSharing != null;
@@ -345,6 +345,7 @@ public final class PolicyGateway implements AutoCloseable {
     private @Nullable Boolean preciseIndex;
     private @Nullable RateLimitStore stateStore;
     private int routerReplicas = 1;
+    private boolean peerPrefillSharing = true;
 
     private Builder() {}
 
@@ -360,6 +361,16 @@ public final class PolicyGateway implements AutoCloseable {
         throw new IllegalArgumentException("router replicas must be at least 1: " + replicas);
       }
       this.routerReplicas = replicas;
+      return this;
+    }
+
+    /**
+     * Whether replicas that can share their pending prefill tokens (see {@link #routerReplicas}) do. Default true;
+     * false makes them route independently over the same shared store, which is what the replicas benchmark
+     * ({@code bench/replicas-bench.sh}) compares sharing with.
+     */
+    public Builder peerPrefillSharing(boolean share) {
+      this.peerPrefillSharing = share;
       return this;
     }
 

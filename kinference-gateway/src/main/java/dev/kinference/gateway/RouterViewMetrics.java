@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The router's view of each endpoint as gauges read at scrape time: the queue and running requests it estimates,
- * the KV-cache usage the server last reported, the prefix blocks the cache index remembers for it, and its health.
+ * the prompt tokens in its prefill (this replica's and the others'), the KV-cache usage the server last reported,
+ * the prefix blocks the cache index remembers for it, and its health.
  * These are the figures routing decides on, so a dashboard can put a decision beside what the router saw.
  */
 final class RouterViewMetrics {
@@ -28,6 +29,14 @@ final class RouterViewMetrics {
     registry.gauge("kinference_gateway_endpoint_kv_cache_usage_ratio",
         "KV-cache usage (0 to 1) the endpoint last reported.",
         out -> each(fleet, e -> out.accept(sample(e, e.kvUsage()))), "endpoint");
+    // what several replicas share through the state store (PeerPrefillSharing): peers stays 0 for a replica alone
+    registry.gauge("kinference_gateway_endpoint_pending_prefill_tokens",
+        "Uncached prompt tokens sent to the endpoint that await a first token: this replica's own, and the other "
+            + "replicas' as they last shared them through the state store.",
+        out -> each(fleet, e -> {
+          out.accept(new Metrics.Gauge.Sample(List.of(e.id(), "own"), Math.max(0, e.pendingPrefillTokens())));
+          out.accept(new Metrics.Gauge.Sample(List.of(e.id(), "peers"), e.peerPendingPrefillTokens()));
+        }), "endpoint", "source");
     if (cacheIndex != null) {
       registry.gauge("kinference_gateway_endpoint_indexed_blocks",
           "Prefix-cache blocks the router's cache index remembers for the endpoint.", out -> each(fleet, e -> {

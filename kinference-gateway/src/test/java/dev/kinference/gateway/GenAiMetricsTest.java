@@ -122,6 +122,8 @@ class GenAiMetricsTest {
     assertThat(series(text, "kinference_gateway_endpoint_health"))
         .extracting(l -> l.get("state")).containsOnly("healthy");
     assertThat(text).contains("# TYPE kinference_gateway_endpoint_indexed_blocks gauge");
+    assertThat(series(text, "kinference_gateway_endpoint_pending_prefill_tokens"))
+        .as("own and the peers' per endpoint").hasSize(4).extracting(l -> l.get("source")).containsOnly("own", "peers");
     assertThat(series(text, "kinference_gateway_routing_duration_seconds_count"))
         .extracting(l -> l.get("outcome")).contains("routed", "refused");
     assertThat(series(text, "kinference_build_info")).singleElement()

@@ -181,15 +181,22 @@ class PeerPrefillSharingTest {
   @Test
   void aGatewaySharesOnlyAsOneOfSeveralPreciseReplicasOverASharedStore() throws Exception {
     String yaml = TestPolicies.pool(MODEL, Map.of("e0", "http://127.0.0.1:9"));
-    record Setup(int replicas, boolean precise, boolean sharedStore, boolean shares) {}
+    record Setup(int replicas, boolean precise, boolean sharedStore, boolean shares, boolean turnedOff) {
+      Setup(int replicas, boolean precise, boolean sharedStore, boolean shares) {
+        this(replicas, precise, sharedStore, shares, false);
+      }
+    }
     List<Setup> setups = List.of(new Setup(3, true, true, true), new Setup(1, true, true, false),
+        // --no-prefill-sharing: independent replicas over the same store, what the replicas benchmark compares with
+        new Setup(3, true, true, false, true),
         // an approximate index learns only from its own decisions: the others' load would outweigh it
         new Setup(3, false, true, false),
         // a store in this process's memory has no peers
         new Setup(3, true, false, false));
     for (Setup s : setups) {
       PolicyGateway.Builder b = PolicyGateway.builder().config(PolicyLoader.load(yaml, "p.yaml").orThrow())
-          .routerReplicas(s.replicas()).preciseIndex(s.precise()).gateway(gw -> gw.port(0).accessLog(false));
+          .routerReplicas(s.replicas()).preciseIndex(s.precise()).peerPrefillSharing(!s.turnedOff())
+          .gateway(gw -> gw.port(0).accessLog(false));
       if (s.sharedStore()) {
         b.stateStore(ResilientStateStore.builder(unownedRedisStore("t5:")).build());
       }

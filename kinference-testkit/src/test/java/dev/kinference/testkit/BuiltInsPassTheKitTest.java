@@ -2,6 +2,7 @@ package dev.kinference.testkit;
 
 import dev.kinference.cache.ApproximateCacheIndex;
 import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointSource;
@@ -123,6 +124,14 @@ class BuiltInsPassTheKitTest {
     @Override
     protected CacheIndex createIndex() {
       return new PreciseCacheIndex();
+    }
+  }
+
+  @Nested
+  class Hybrid extends CacheIndexContract {
+    @Override
+    protected CacheIndex createIndex() {
+      return HybridCacheIndex.wrap(new PreciseCacheIndex());
     }
   }
 

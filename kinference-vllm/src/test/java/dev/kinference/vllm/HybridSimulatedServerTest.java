@@ -2,10 +2,10 @@ package dev.kinference.vllm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.server.KvEventFormat;
 import dev.kinference.sim.server.SimulatedServer;
-import dev.kinference.vllm.kvevents.HybridCacheIndex;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 

@@ -1,5 +1,7 @@
 package dev.kinference.sim.bench;
 
+import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.OffloadedPrefixes;
 import dev.kinference.cache.PreciseCacheIndex;
@@ -27,6 +29,8 @@ final class EventPrefixIndex {
   private final OffloadedPrefixes[] tiers;
   private final int blockSize;
   private final @org.jspecify.annotations.Nullable MambaStates mambaStates;
+  /** {@link #index}, its hits cut to what a hybrid model's Mamba groups can reuse. */
+  private final CacheIndex lookupIndex;
 
   EventPrefixIndex(FleetView view, int blockSize) {
     Fleet fleet = Fleet.of(view.endpoints());
@@ -42,7 +46,16 @@ final class EventPrefixIndex {
       tiers[i] = new OffloadedPrefixes(view.model(), OffloadedPrefixes.DEFAULT_RELOAD_TOKENS_PER_SECOND);
     }
     this.blockSize = blockSize;
-    this.mambaStates = MambaStates.of(view.model(), view.size(), view.engine(0).config().model().mambaGroups());
+    MambaStates m = MambaStates.of(view.model(), view.size(), view.engine(0).config().model().mambaGroups(),
+        blockSize);
+    this.mambaStates = m;
+    if (m != null) {
+      HybridCacheIndex hybrid = HybridCacheIndex.wrap(index);
+      m.registerWith(hybrid, states);
+      this.lookupIndex = hybrid;
+    } else {
+      this.lookupIndex = index;
+    }
   }
 
   void apply(int server, EngineStepEvents batch) {
@@ -52,7 +65,7 @@ final class EventPrefixIndex {
       m.apply(server, batch, hash -> index.routerKey(state, hash));
     }
     for (KvEvent event : batch.fullAttentionEvents()) {
-      KvEvent e = m != null ? m.withoutCopies(server, event, hash -> index.routerKey(state, hash)) : event;
+      KvEvent e = m != null ? m.indexedEvent(server, event, hash -> index.routerKey(state, hash)) : event;
       if (e == null) {
         continue;
       }
@@ -92,15 +105,7 @@ final class EventPrefixIndex {
 
   /** Leading blocks of {@code keys} each server holds; the returned array is reused by the next call. */
   int[] lookup(PrefixKeys keys) {
-    index.lookup(keys, states, states.length, matched);
-    MambaStates m = mambaStates;
-    if (m != null) {
-      for (int i = 0; i < matched.length; i++) {
-        if (matched[i] > 0) {
-          matched[i] = m.limit(i, keys, matched[i]);
-        }
-      }
-    }
+    lookupIndex.lookup(keys, states, states.length, matched);
     return matched;
   }
 }

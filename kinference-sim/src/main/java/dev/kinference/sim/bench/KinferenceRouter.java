@@ -2,6 +2,7 @@ package dev.kinference.sim.bench;
 
 import dev.kinference.cache.ApproximateCacheIndex;
 import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.OffloadedPrefixes;
 import dev.kinference.cache.PreciseCacheIndex;
@@ -81,11 +82,12 @@ final class KinferenceRouter implements FleetRouter {
     Fleet f = Fleet.of(view.endpoints());
     PreciseCacheIndex p = precise ? new PreciseCacheIndex() : null;
     this.preciseIndex = p;
-    MambaStates m = p == null ? null
-        : MambaStates.of(view.model(), view.size(), view.engine(0).config().model().mambaGroups());
+    MambaStates m = p == null ? null : MambaStates.of(view.model(), view.size(),
+        view.engine(0).config().model().mambaGroups(), view.engine(0).config().blockSize());
     this.mambaStates = m;
+    HybridCacheIndex hybrid = m == null || p == null ? null : HybridCacheIndex.wrap(p);
     CacheIndex index = p == null ? ApproximateCacheIndex.builder().ticker(view::nowNanos).build()
-        : m == null ? p : new StateLimitedIndex(p, m, serverOf);
+        : hybrid == null ? p : hybrid;
     this.router = customizer.apply(Router.builder().fleet(f).cacheIndex(index).tokenizer(Prompts.TOKENIZER)
         .ticker(view::nowNanos).random(new SplittableRandom(seed))).build();
     this.states = new EndpointState[view.size()];
@@ -101,6 +103,9 @@ final class KinferenceRouter implements FleetRouter {
         tiers[i] = tier;
         states[i].attachOffloadTier(tier);
       }
+    }
+    if (m != null && hybrid != null) {
+      m.registerWith(hybrid, states);
     }
   }
 
@@ -131,7 +136,7 @@ final class KinferenceRouter implements FleetRouter {
       m.apply(server, batch, hash -> p.routerKey(state, hash));
     }
     for (KvEvent event : batch.fullAttentionEvents()) {
-      KvEvent e = m != null && p != null ? m.withoutCopies(server, event, hash -> p.routerKey(state, hash)) : event;
+      KvEvent e = m != null && p != null ? m.indexedEvent(server, event, hash -> p.routerKey(state, hash)) : event;
       if (e == null) {
         continue;
       }

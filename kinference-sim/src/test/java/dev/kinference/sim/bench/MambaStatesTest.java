@@ -60,7 +60,7 @@ class MambaStatesTest {
 
   @Test
   void aHitEndsAtTheLastBlockWhoseStateEveryMambaGroupHolds() {
-    MambaStates states = new MambaStates("m", 1, 3);
+    MambaStates states = new MambaStates("m", 1, 3, BLOCK);
     for (int b = 0; b < 6; b++) {
       fullKeys.put(100L + b, key(b + 1)); // full attention holds blocks 0-5
     }
@@ -77,14 +77,14 @@ class MambaStatesTest {
 
   @Test
   void aFullAttentionHashStaysWhileAnotherCopyOfItDoes() {
-    MambaStates states = new MambaStates("m", 1, 3);
+    MambaStates states = new MambaStates("m", 1, 3, BLOCK);
     KvEvent.BlockStored stored = new KvEvent.BlockStored(new long[] {100L}, null,
         java.util.Arrays.copyOf(tokens, BLOCK), BLOCK, null, KvEvent.Medium.GPU, null);
-    assertThat(states.withoutCopies(0, stored, this::fullKeyOf)).isSameAs(stored);
+    assertThat(states.indexedEvent(0, stored, this::fullKeyOf)).isSameAs(stored);
     fullKeys.put(100L, key(1));
-    assertThat(states.withoutCopies(0, stored, this::fullKeyOf)).isSameAs(stored); // a second copy
+    assertThat(states.indexedEvent(0, stored, this::fullKeyOf)).isSameAs(stored); // a second copy
     KvEvent.BlockRemoved removed = new KvEvent.BlockRemoved(new long[] {100L}, KvEvent.Medium.GPU);
-    assertThat(states.withoutCopies(0, removed, this::fullKeyOf)).isNull(); // one copy stays
-    assertThat(states.withoutCopies(0, removed, this::fullKeyOf)).isSameAs(removed); // the last copy goes
+    assertThat(states.indexedEvent(0, removed, this::fullKeyOf)).isNull(); // one copy stays
+    assertThat(states.indexedEvent(0, removed, this::fullKeyOf)).isSameAs(removed); // the last copy goes
   }
 }

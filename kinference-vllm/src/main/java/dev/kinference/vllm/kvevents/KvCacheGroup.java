@@ -1,5 +1,6 @@
 package dev.kinference.vllm.kvevents;
 
+import dev.kinference.cache.HybridGroups;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -19,20 +20,6 @@ public record KvCacheGroup(int index, @Nullable String kind, int slidingWindow) 
   /** Group 0 of a server that does not describe its groups. */
   public static final KvCacheGroup UNDESCRIBED = new KvCacheGroup(0, null, 0);
 
-  /** How a group's blocks take part in a prefix-cache hit, as vLLM's hybrid KV-cache coordinator decides it. */
-  public enum Role {
-    /** Full attention ({@code full_attention}, {@code mla_attention}, {@code sink_full_attention}): every block. */
-    FULL_ATTENTION,
-    /** {@code sliding_window}, {@code sliding_window_mla}: only the blocks of the last window before the hit's end. */
-    SLIDING_WINDOW,
-    /** {@code mamba}: only the state at the hit's last block. */
-    MAMBA,
-    /** Kinds that do not limit a prefix hit here (cross, encoder-only, chunked-local attention, unknown kinds). */
-    OTHER,
-    /** The event does not say. */
-    UNKNOWN
-  }
-
   public KvCacheGroup {
     if (index < 0) {
       throw new IllegalArgumentException("group index must not be negative: " + index);
@@ -42,17 +29,17 @@ public record KvCacheGroup(int index, @Nullable String kind, int slidingWindow) 
     }
   }
 
-  /** This group's role in a prefix hit, from its kind. */
-  public Role role() {
+  /** This group's role in a prefix hit, from its kind ({@link HybridGroups} applies it). */
+  public HybridGroups.Role role() {
     String k = kind;
     if (k == null) {
-      return Role.UNKNOWN;
+      return HybridGroups.Role.UNKNOWN;
     }
     return switch (k) {
-      case "full_attention", "mla_attention", "sink_full_attention" -> Role.FULL_ATTENTION;
-      case "sliding_window", "sliding_window_mla" -> Role.SLIDING_WINDOW;
-      case "mamba" -> Role.MAMBA;
-      default -> Role.OTHER;
+      case "full_attention", "mla_attention", "sink_full_attention" -> HybridGroups.Role.FULL_ATTENTION;
+      case "sliding_window", "sliding_window_mla" -> HybridGroups.Role.SLIDING_WINDOW;
+      case "mamba" -> HybridGroups.Role.MAMBA;
+      default -> HybridGroups.Role.OTHER;
     };
   }
 

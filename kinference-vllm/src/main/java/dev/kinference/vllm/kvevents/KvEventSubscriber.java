@@ -1,6 +1,7 @@
 package dev.kinference.vllm.kvevents;
 
 import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.OffloadedPrefixes;
 import dev.kinference.endpoint.EndpointState;
@@ -186,7 +187,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
     running = true;
     if (index instanceof HybridCacheIndex hybrid) {
-      hybrid.register(endpoint, groups);
+      hybrid.register(endpoint, groups.hybrid());
     }
     if (creditOffloadTier) {
       endpoint.attachOffloadTier(groups.offloaded());
@@ -282,7 +283,7 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
     } finally {
       if (index instanceof HybridCacheIndex hybrid) {
-        hybrid.unregister(endpoint, groups);
+        hybrid.unregister(endpoint, groups.hybrid());
       }
       if (endpoint.offloadTier() == groups.offloaded()) {
         endpoint.attachOffloadTier(null);

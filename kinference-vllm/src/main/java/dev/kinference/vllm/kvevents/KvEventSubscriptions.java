@@ -1,6 +1,7 @@
 package dev.kinference.vllm.kvevents;
 
 import dev.kinference.cache.CacheIndex;
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.endpoint.Fleet;

@@ -2,6 +2,7 @@ package dev.kinference.vllm.kvevents;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.Endpoint;
@@ -51,7 +52,7 @@ class KvCacheGroupsTest {
     fleet.setEndpoints(List.of(Endpoint.of("vllm-0", "http://127.0.0.1:1", MODEL)));
     endpoint = fleet.get("vllm-0");
     groups = new KvCacheGroups(MODEL);
-    index.register(endpoint, groups);
+    index.register(endpoint, groups.hybrid());
     for (int i = 0; i < tokens.length; i++) {
       tokens[i] = 1000 + i;
     }

@@ -3,6 +3,7 @@ package dev.kinference.vllm.kvevents;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kinference.cache.HybridGroups;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.testkit.vllm.KvEventEncoder;
 import java.util.HexFormat;
@@ -286,7 +287,7 @@ class KvEventDecoderTest {
 
     assertThat(batch.groups()).containsExactly(new KvCacheGroup(1, "sliding_window", 4096),
         new KvCacheGroup(1, null, 0));
-    assertThat(batch.groups().get(0).role()).isEqualTo(KvCacheGroup.Role.SLIDING_WINDOW);
+    assertThat(batch.groups().get(0).role()).isEqualTo(HybridGroups.Role.SLIDING_WINDOW);
     assertThat(batch.events().get(1)).isEqualTo(
         new KvEvent.BlockRemoved(new long[] {0xdab89baa7b5857c0L}, KvEvent.Medium.CPU));
     KvEventEncoder enc = KvEventEncoder.of(KvEventEncoder.Layout.MAP_ENVELOPE);

@@ -3,6 +3,7 @@ package dev.kinference.vllm.kvevents;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.kinference.cache.HybridCacheIndex;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.Endpoint;
@@ -59,7 +60,7 @@ class OffloadTierCreditTest {
       e.updateMetrics(EndpointMetrics.of(0, 0, 0.1, clock.get()));
       KvCacheGroups g = new KvCacheGroups(MODEL, RELOAD_TOKENS_PER_SECOND);
       groups.put(e.id(), g);
-      index.register(e, g);
+      index.register(e, g.hybrid());
       e.attachOffloadTier(g.offloaded()); // as KvEventSubscriber.start does
     }
   }

@@ -1,7 +1,5 @@
-package dev.kinference.vllm.kvevents;
+package dev.kinference.cache;
 
-import dev.kinference.cache.CacheIndex;
-import dev.kinference.cache.KvEvent;
 import dev.kinference.endpoint.EndpointState;
 import dev.kinference.prompt.PrefixKeys;
 import java.util.Arrays;
@@ -11,20 +9,21 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link CacheIndex} that counts a prefix of a hybrid-attention model as cached only as far as every KV-cache
  * group of the model can reuse it, as vLLM decides. It wraps the index that holds each endpoint's indexed group
- * (its first full-attention group) and asks the {@link KvEventSubscriber} of each endpoint, which tracks the other
- * groups ({@code KvCacheGroups}), how far a hit found there reaches. Endpoints without other groups, or without a
- * subscriber, are answered by the wrapped index alone.
+ * (its first full-attention group) and asks the {@link HybridGroups} registered for each endpoint, which track the
+ * other groups, how far a hit found there reaches. Endpoints without registered groups are answered by the wrapped
+ * index alone.
  *
- * <p>Use it in place of the wrapped index, both for the router and for {@link KvEventSubscriptions}. Thread-safety:
- * as {@link CacheIndex}; lookups take each hybrid candidate's monitor briefly (see {@code KvCacheGroups}).
+ * <p>Use it in place of the wrapped index, both for the router and for whatever feeds it events (the gateway's
+ * {@code KvEventSubscriptions} registers each endpoint's groups itself). Thread-safety: as {@link CacheIndex};
+ * lookups take each hybrid candidate's monitor briefly (see {@link HybridGroups}).
  */
 public final class HybridCacheIndex implements CacheIndex {
 
   private final CacheIndex delegate;
-  // by endpoint slot; replaced whole when a subscriber comes or goes (rare), read lock-free by lookups
+  // by endpoint slot; replaced whole when groups are registered or unregistered (rare), read lock-free by lookups
   private volatile @Nullable Registration[] bySlot = new Registration[0];
 
-  private record Registration(EndpointState endpoint, KvCacheGroups groups) {}
+  private record Registration(EndpointState endpoint, HybridGroups groups) {}
 
   private HybridCacheIndex(CacheIndex delegate) {
     this.delegate = delegate;
@@ -44,14 +43,17 @@ public final class HybridCacheIndex implements CacheIndex {
     return delegate;
   }
 
-  synchronized void register(EndpointState endpoint, KvCacheGroups groups) {
+  /** From now on, {@code endpoint}'s hits are cut to what {@code groups} can reuse (replacing any groups before). */
+  public synchronized void register(EndpointState endpoint, HybridGroups groups) {
+    Objects.requireNonNull(groups, "groups");
     @Nullable Registration[] current = bySlot;
     @Nullable Registration[] next = Arrays.copyOf(current, Math.max(current.length, endpoint.slot() + 1));
     next[endpoint.slot()] = new Registration(endpoint, groups);
     bySlot = next;
   }
 
-  synchronized void unregister(EndpointState endpoint, KvCacheGroups groups) {
+  /** Stops cutting {@code endpoint}'s hits, if {@code groups} are still the ones registered for it. */
+  public synchronized void unregister(EndpointState endpoint, HybridGroups groups) {
     @Nullable Registration[] current = bySlot;
     int slot = endpoint.slot();
     Registration r = slot < current.length ? current[slot] : null;

@@ -1,4 +1,4 @@
-package dev.kinference.vllm.kvevents;
+package dev.kinference.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

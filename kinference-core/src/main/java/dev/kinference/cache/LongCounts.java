@@ -1,9 +1,10 @@
-package dev.kinference.vllm.kvevents;
+package dev.kinference.cache;
 
 /**
  * An open-addressing map from {@code long} to {@code long} (linear probing, backward-shift deletion), so that the
- * KV-cache groups of hybrid models are tracked without boxing: lookups probe it once per prompt block. Hand-written
- * rather than a dependency: it is the only primitive map this module needs, and its three operations fit in a page.
+ * KV-cache groups of hybrid models ({@link HybridGroups}) are tracked without boxing: lookups probe it once per
+ * prompt block. Hand-written rather than a dependency: the index's other tables are specialised ones
+ * ({@link EngineBlockMap}, {@link BlockTable}), and this map's three operations fit in a page.
  * Not thread-safe.
  */
 final class LongCounts {
