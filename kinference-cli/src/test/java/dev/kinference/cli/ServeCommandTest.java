@@ -117,6 +117,11 @@ class ServeCommandTest {
       assertThat(named.problems()).isEmpty();
       assertThat(named.orThrow().endpoints()).singleElement()
           .satisfies(e -> assertThat(e.model()).isEqualTo("org/model: v2"));
+      // a name that would end YAML's quoted string early stays whole
+      LoadResult quoted = PolicyLoader.load(ServeCommand.embeddedConfig(List.of(s), "a\"b\\c"), "pool.yaml");
+      assertThat(quoted.problems()).isEmpty();
+      assertThat(quoted.orThrow().endpoints()).singleElement()
+          .satisfies(e -> assertThat(e.model()).isEqualTo("a\"b\\c"));
     }
   }
 
