@@ -22,6 +22,26 @@ class ServeCommandTest {
   }
 
   @Test
+  void redisReconnectAttemptsAreNotAWarningEach() {
+    String before = System.getProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL);
+    try {
+      System.clearProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL);
+      KinferenceCommand.quietReconnectWarnings();
+      assertThat(System.getProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL)).isEqualTo("error");
+      // a -D on the command line wins
+      System.setProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL, "debug");
+      KinferenceCommand.quietReconnectWarnings();
+      assertThat(System.getProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL)).isEqualTo("debug");
+    } finally {
+      if (before == null) {
+        System.clearProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL);
+      } else {
+        System.setProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL, before);
+      }
+    }
+  }
+
+  @Test
   void theLogLevelComesFromKinferenceLogLevel() {
     String before = System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL);
     try {
