@@ -24,6 +24,20 @@
 # Needs redis-server (or valkey-server) and python3. Writes results to bench-results/replicas/ (not committed).
 set -euo pipefail
 
+# Settings are environment variables: any argument is a mistake, caught before minutes of runs.
+case "${1:-}" in
+  "") ;;
+  -h|--help) sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p}}' "$0"; exit 0 ;;
+  *) echo "bench/replicas-bench.sh takes no arguments (got '$1'); settings are environment variables, see --help" >&2
+     exit 2 ;;
+esac
+for setup in ${SETUPS:-}; do
+  case "$setup" in
+    one|three|sharing) ;;
+    *) echo "bench/replicas-bench.sh: unknown setup '$setup' in SETUPS (one, three, sharing)" >&2; exit 2 ;;
+  esac
+done
+
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$ROOT/bench-results/replicas"
 WORK="$(mktemp -d /tmp/kinference-replicas-bench.XXXXXX)"

@@ -39,8 +39,16 @@ public final class KinferenceCommand implements Runnable {
   /** The slf4j-simple property of the default log level, which KINFERENCE_LOG_LEVEL sets. */
   static final String DEFAULT_LOG_LEVEL = "org.slf4j.simpleLogger.defaultLogLevel";
 
+  /**
+   * The slf4j-simple property of Lettuce's reconnect watchdog, which warns on every reconnect attempt while Redis is
+   * down; the state store says once that it is unreachable and once that it answers again.
+   */
+  static final String LETTUCE_WATCHDOG_LOG_LEVEL =
+      "org.slf4j.simpleLogger.log.io.lettuce.core.protocol.ConnectionWatchdog";
+
   /** Runs the command line and exits with its status. */
   public static void main(String[] args) {
+    quietReconnectWarnings();
     String problem = applyLogLevel(System.getenv("KINFERENCE_LOG_LEVEL"));
     if (problem != null) {
       System.err.println("kinference: " + problem);
@@ -65,6 +73,13 @@ public final class KinferenceCommand implements Runnable {
     }
     System.setProperty(DEFAULT_LOG_LEVEL, l);
     return null;
+  }
+
+  /** Lets Lettuce's watchdog log errors only, unless {@code -D} set its level; before any logger exists. */
+  static void quietReconnectWarnings() {
+    if (System.getProperty(LETTUCE_WATCHDOG_LOG_LEVEL) == null) {
+      System.setProperty(LETTUCE_WATCHDOG_LOG_LEVEL, "error");
+    }
   }
 
   /** Runs the command line and returns its exit status; for tests. */

@@ -296,7 +296,8 @@ public final class ServeCommand implements Callable<Integer> {
   static String embeddedConfig(List<SimulatedServer> sims, String model) {
     StringBuilder sb = new StringBuilder();
     sb.append("apiVersion: kinference.dev/v1alpha1\nkind: InferencePool\nmetadata:\n  name: simulated\n")
-        .append("spec:\n  model: \"").append(model).append("\"\n  endpoints:\n");
+        .append("spec:\n  model: \"")
+        .append(model.replace("\\", "\\\\").replace("\"", "\\\"")).append("\"\n  endpoints:\n");
     for (SimulatedServer s : sims) {
       sb.append("    - id: ").append(s.name()).append("\n      url: ").append(s.baseUri()).append('\n');
       String events = s.kvEventsEndpoint();

@@ -3,6 +3,7 @@ package dev.kinference.cli;
 import dev.kinference.sim.engine.ModelSpec;
 import dev.kinference.sim.server.SimulatedServer;
 import dev.kinference.sim.server.SimulatedServerBuilder;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -146,11 +147,19 @@ public final class SimServersCommand implements Callable<Integer> {
     }
     out.print(lines);
     out.flush();
-    if (poolFile != null) {
-      Files.writeString(poolFile, ServeCommand.embeddedConfig(servers, model), StandardCharsets.UTF_8);
-    }
-    if (urlsFile != null) {
-      Files.writeString(urlsFile, lines.toString(), StandardCharsets.UTF_8);
+    try {
+      if (poolFile != null) {
+        Files.writeString(poolFile, ServeCommand.embeddedConfig(servers, model), StandardCharsets.UTF_8);
+      }
+      if (urlsFile != null) {
+        Files.writeString(urlsFile, lines.toString(), StandardCharsets.UTF_8);
+      }
+    } catch (IOException e) {
+      // servers nobody can find are of no use: stop them rather than run on with the file missing
+      spec.commandLine().getErr().println("kinference sim-servers: cannot write " + e.getMessage() + " ("
+          + e.getClass().getSimpleName() + "); the servers are stopped");
+      servers.forEach(SimulatedServer::close);
+      return 2;
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

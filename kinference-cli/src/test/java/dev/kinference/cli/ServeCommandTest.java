@@ -22,6 +22,26 @@ class ServeCommandTest {
   }
 
   @Test
+  void redisReconnectAttemptsAreNotAWarningEach() {
+    String before = System.getProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL);
+    try {
+      System.clearProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL);
+      KinferenceCommand.quietReconnectWarnings();
+      assertThat(System.getProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL)).isEqualTo("error");
+      // a -D on the command line wins
+      System.setProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL, "debug");
+      KinferenceCommand.quietReconnectWarnings();
+      assertThat(System.getProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL)).isEqualTo("debug");
+    } finally {
+      if (before == null) {
+        System.clearProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL);
+      } else {
+        System.setProperty(KinferenceCommand.LETTUCE_WATCHDOG_LOG_LEVEL, before);
+      }
+    }
+  }
+
+  @Test
   void theLogLevelComesFromKinferenceLogLevel() {
     String before = System.getProperty(KinferenceCommand.DEFAULT_LOG_LEVEL);
     try {
@@ -117,6 +137,11 @@ class ServeCommandTest {
       assertThat(named.problems()).isEmpty();
       assertThat(named.orThrow().endpoints()).singleElement()
           .satisfies(e -> assertThat(e.model()).isEqualTo("org/model: v2"));
+      // a name that would end YAML's quoted string early stays whole
+      LoadResult quoted = PolicyLoader.load(ServeCommand.embeddedConfig(List.of(s), "a\"b\\c"), "pool.yaml");
+      assertThat(quoted.problems()).isEmpty();
+      assertThat(quoted.orThrow().endpoints()).singleElement()
+          .satisfies(e -> assertThat(e.model()).isEqualTo("a\"b\\c"));
     }
   }
 

@@ -68,13 +68,7 @@ public final class LlmdLadder {
    * shedding ({@code NAME+shed}) is set beside its scheduler's.
    */
   static @Nullable Published published(String router) {
-    return BY_ROUTER.get(scheduler(router));
-  }
-
-  /** The scheduler a router name runs, without the shedding suffix. */
-  static String scheduler(String router) {
-    return router.endsWith(Routers.SHEDDING_SUFFIX)
-        ? router.substring(0, router.length() - Routers.SHEDDING_SUFFIX.length()) : router;
+    return BY_ROUTER.get(Routers.withoutShedding(router));
   }
 
   /**
@@ -103,9 +97,9 @@ public final class LlmdLadder {
           pub == null ? "-" : String.format(Locale.ROOT, "%.0f", pub.outputTokensPerSecond()),
           pub == null ? "" : error(output, pub.outputTokensPerSecond()), run.finished(), run.rejected(),
           run.requests(), withinTimeout, pub == null ? "" : error(withinTimeout, pub.ttftP90())));
-      if (scheduler(run.router()).equals("llm-d-precise")) {
+      if (Routers.withoutShedding(run.router()).equals("llm-d-precise")) {
         precise = output;
-      } else if (scheduler(run.router()).equals(LlmdRouter.ESTIMATED)) {
+      } else if (Routers.withoutShedding(run.router()).equals(LlmdRouter.ESTIMATED)) {
         approximate = output;
       }
     }

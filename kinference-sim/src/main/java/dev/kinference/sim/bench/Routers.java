@@ -57,9 +57,12 @@ public final class Routers {
    * @throws IllegalArgumentException for an unknown name or a replica count that is not 1 to 64
    */
   static FleetRouter create(String name, long seed, Duration herdingWindow) {
-    if (name.endsWith(SaturationShedding.SUFFIX)) {
-      return new SaturationShedding(
-          create(name.substring(0, name.length() - SaturationShedding.SUFFIX.length()), seed, herdingWindow));
+    if (name.endsWith(SHEDDING_SUFFIX)) {
+      String scheduler = withoutShedding(name);
+      if (scheduler.endsWith(SHEDDING_SUFFIX)) {
+        throw new IllegalArgumentException("router '" + name + "': " + SHEDDING_SUFFIX + " once is enough");
+      }
+      return new SaturationShedding(create(scheduler, seed, herdingWindow));
     }
     int at = name.lastIndexOf('@');
     if (at < 0) {
@@ -142,10 +145,15 @@ public final class Routers {
     };
   }
 
+  /** The router a name runs, without the shedding suffix ({@code random+shed} is {@code random}). */
+  static String withoutShedding(String name) {
+    return name.endsWith(SHEDDING_SUFFIX) ? name.substring(0, name.length() - SHEDDING_SUFFIX.length()) : name;
+  }
+
   /** A one-line description of a router, for reports. */
   public static String describe(String name) {
-    if (name.endsWith(SaturationShedding.SUFFIX)) {
-      return describe(name.substring(0, name.length() - SaturationShedding.SUFFIX.length()))
+    if (name.endsWith(SHEDDING_SUFFIX)) {
+      return describe(withoutShedding(name))
           + "; requests turned away (HTTP 429) while every server waits > 5 or uses > 80% of KV (EPP v0.5)";
     }
     int at = name.lastIndexOf('@');

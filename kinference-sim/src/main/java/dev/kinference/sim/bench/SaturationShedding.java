@@ -23,8 +23,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class SaturationShedding implements FleetRouter {
 
-  /** The router-name suffix that puts this in front of a router: {@code random+shed}. */
-  static final String SUFFIX = Routers.SHEDDING_SUFFIX;
   /** A server with more requests waiting has no capacity ({@code DefaultQueueThresholdCritical}). */
   static final int QUEUE_DEPTH_THRESHOLD = 5;
   /** A server with more KV in use has no capacity ({@code DefaultKVCacheThreshold}). */
@@ -42,7 +40,7 @@ final class SaturationShedding implements FleetRouter {
 
   SaturationShedding(FleetRouter inner) {
     this.inner = Objects.requireNonNull(inner, "inner");
-    this.name = inner.name() + SUFFIX;
+    this.name = inner.name() + Routers.SHEDDING_SUFFIX;
   }
 
   @Override

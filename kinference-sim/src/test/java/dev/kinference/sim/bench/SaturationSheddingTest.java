@@ -1,6 +1,7 @@
 package dev.kinference.sim.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kinference.sim.engine.EngineMetrics;
 import dev.kinference.sim.engine.FinishReason;
@@ -74,7 +75,13 @@ class SaturationSheddingTest {
     assertThat(stages.ttftSeconds(0, 10)).isCloseTo(0.3, org.assertj.core.api.Assertions.within(0.001));
     // 5 output tokens over the stage's span, first send (0) to last end (1 s)
     assertThat(stages.outputTokensPerSecond(0)).isCloseTo(5.0, org.assertj.core.api.Assertions.within(1e-9));
-    assertThat(LlmdLadder.scheduler("random+shed")).isEqualTo("random");
+    assertThat(Routers.withoutShedding("random+shed")).isEqualTo("random");
     assertThat(LlmdLadder.published("random+shed")).isSameAs(LlmdLadder.RANDOM);
+  }
+
+  @Test
+  void aDoubledSuffixIsRefusedByName() {
+    assertThatThrownBy(() -> Routers.create("random+shed+shed", 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("router 'random+shed+shed': +shed once is enough");
   }
 }
