@@ -149,7 +149,7 @@ public final class SimServersCommand implements Callable<Integer> {
     out.flush();
     try {
       if (poolFile != null) {
-        Files.writeString(poolFile, ServeCommand.embeddedConfig(servers, model), StandardCharsets.UTF_8);
+        writeCreatingDirectory(poolFile, ServeCommand.embeddedConfig(servers, model));
       }
       if (urlsFile != null) {
         Files.writeString(urlsFile, lines.toString(), StandardCharsets.UTF_8);
@@ -168,5 +168,14 @@ public final class SimServersCommand implements Callable<Integer> {
     }, "kinference-sim-servers-shutdown"));
     stopped.await();
     return 0;
+  }
+
+  /** The pool file is meant to be {@code serve --config DIR}, so its directory usually does not exist yet. */
+  static void writeCreatingDirectory(Path file, String content) throws IOException {
+    Path dir = file.toAbsolutePath().getParent();
+    if (dir != null) {
+      Files.createDirectories(dir);
+    }
+    Files.writeString(file, content, StandardCharsets.UTF_8);
   }
 }
