@@ -179,6 +179,11 @@ public final class EppCommand implements Callable<Integer> {
         if (pg.sharesInFlightPrefill()) {
           System.out.println("kinference epp: one of " + stateStoreOptions.replicas() + " pickers, sharing the "
               + "prompt tokens in the servers' prefill through the state store");
+        } else if (stateStoreOptions.replicas() > 1) {
+          // an operator who asked for several pickers should see that they do not share, and why it may be
+          System.out.println("kinference epp: one of " + stateStoreOptions.replicas() + " pickers; the prompt "
+              + "tokens in the servers' prefill are this picker's own account (sharing needs the precise index, "
+              + "a shared state store and no --no-prefill-sharing)");
         }
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "epp-shutdown"));
         server.awaitTermination();
