@@ -263,7 +263,7 @@ public final class ServeCommand implements Callable<Integer> {
     out.println("  OpenAI:    OPENAI_BASE_URL=" + base + "/v1");
     out.println("  Anthropic: ANTHROPIC_BASE_URL=" + base);
     out.println("  try:       curl -s " + base + "/v1/chat/completions -H 'Content-Type: application/json' -d "
-        + "'{\"model\":\"" + (sims.isEmpty() ? "MODEL" : "Qwen/Qwen3-8B")
+        + "'{\"model\":\"" + tryItModel(gateway)
         + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
     out.println("  state:     " + stateStoreOptions.describe(store));
     if (stateStoreOptions.replicas() > 1) {
@@ -326,5 +326,10 @@ public final class ServeCommand implements Callable<Integer> {
           option + ": not a duration: " + text + " (use " + Durations.EXAMPLES + ")");
     }
     return d;
+  }
+
+  /** A model the gateway serves, for the try-it line: the first endpoint's, or a placeholder before any is found. */
+  private static String tryItModel(PolicyGateway gateway) {
+    return gateway.fleet().endpoints().stream().map(e -> e.endpoint().model()).findFirst().orElse("MODEL");
   }
 }
