@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -327,7 +328,9 @@ final class Exchange implements AdmissionQueue.Waiter {
       g.metrics.fallbacks.inc(caller.tenantLabel(), req().model(), e.id());
     }
     finishWith(status, e, usage, cost, errorType,
-        "client_disconnect".equals(errorType) ? new IOException("client disconnected") : null);
+        // Jetty's EofException is a QuietException: the connection is aborted as before, but without a WARN line
+        // per client that leaves (an adversarial tenant could otherwise fill the log by disconnecting)
+        "client_disconnect".equals(errorType) ? new EofException("client disconnected") : null);
   }
 
   /**

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kinference.policy.accounting.UsageRecord;
 import dev.kinference.policy.config.PolicyLoader;
 import dev.kinference.sim.server.SimulatedServer;
+import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +34,8 @@ class ClientDisconnectTest {
     // one token every ~50 ms of wall time: 2,000 tokens take far longer than the test waits
     sim = SimulatedServer.builder(Harness.MODEL).name("slow").timeScale(0.5).kvEvents(false).start();
     String yaml = TestPolicies.pool(Harness.MODEL, TestPolicies.endpoints(List.of(sim)))
-        + TestPolicies.tenant("acme", "k", "limits: {tokensPerMinute: 100000}");
+        + TestPolicies.tenant("acme", "k", "limits: {tokensPerMinute: 100000}")
+        + TestPolicies.tenant("beta", "k2", "limits: {tokensPerMinute: 100000}");
     pg = PolicyGateway.builder().config(PolicyLoader.load(yaml, "disconnect.yaml").orThrow())
         .gateway(g -> g.port(0)).build().start();
   }
@@ -84,5 +87,41 @@ class ClientDisconnectTest {
       assertThat(r.outputTokens()).as("nothing was relayed").isZero();
     });
     assertThat(pg.gateway().scrapeMetrics()).contains("error_type=\"client_disconnect\"");
+  }
+
+  /**
+   * Regression: every client that left a stream before its first byte cost one Jetty {@code writeError: status=500 ... client
+   * disconnected} WARN line, so a tenant could fill the log by disconnecting; it is counted, not logged.
+   */
+  @Test
+  void aStreamingClientThatLeavesBeforeItsFirstTokenIsCountedWithoutAWarningLine() throws Exception {
+    String body = "{\"model\":\"" + Harness.MODEL + "\",\"stream\":true,\"max_tokens\":2000,\"messages\":[{\"role\":"
+        + "\"user\",\"content\":\"" + "word ".repeat(6000) + "\"}]}"; // a prefill that outlasts the client
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    int port = pg.gateway().uri().getPort();
+    PrintStream stderr = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+        OutputStream out = s.getOutputStream();
+        out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k2\r\n"
+            + "Content-Type: application/json\r\nContent-Length: " + bytes.length + "\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
+        out.write(bytes);
+        out.flush();
+        Thread.sleep(300);
+      } // the client goes away before its first token
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (running() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      Harness.awaitEveryRequestRecorded(pg.gateway());
+      Thread.sleep(200); // Jetty logs, if it does, as it ends the exchange
+    } finally {
+      System.setErr(stderr);
+    }
+    assertThat(pg.gateway().scrapeMetrics()).contains("error_type=\"client_disconnect\"");
+    assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("writeError").doesNotContain("WARN");
   }
 }
