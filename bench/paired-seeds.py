@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Runs one `kinference bench` command once per seed and compares routers seed by seed.
+
+A seed gives every router the same workload (the same clients, prompts and think times), so the difference between
+two routers' goodput on one seed is a paired sample; the per-seed spread of a closed-loop run (10-35% between seed
+sets) cancels out of it. This script:
+
+  run        runs `./kinference bench BENCH-ARGS --seed S --repeat 1 --out DIR/seed-S` for each seed S (skipping
+             seeds whose JSON exists, so an interrupted run resumes), one JVM per seed;
+  summarize  reads DIR/seed-*/<scenario>.json and prints, per workload and comparison router: the peak goodput of
+             ours and of that router (the best load point of the mean over seeds, as `--repeat N` reports it), the
+             mean of the paired per-seed difference of each seed's own peak (ours minus theirs) with its 95%
+             t-interval, and a verdict: "ahead" (interval above 0), "level" (interval contains 0), "behind" (below).
+
+Examples (from the repository root):
+  bench/paired-seeds.py run --seeds 7000:30 --out /tmp/kp -- --scenario kinference-paper --tenant-mix --threads 1
+  bench/paired-seeds.py summarize /tmp/kp --markdown
+
+Goodput is requests per minute that met the SLO, as in docs/BENCHMARKS.md. Only the standard library and, when
+present, scipy (for the t quantile; a table is used otherwise) are needed.
+"""
+import argparse
+import collections
+import glob
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+# two-sided 95% t quantiles by degrees of freedom, used when scipy is missing
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+        20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
+        29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+
+
+def t975(df):
+    try:
+        from scipy.stats import t
+        return float(t.ppf(0.975, df))
+    except ImportError:
+        return T975[max(k for k in T975 if k <= df)]  # the nearest tabled df below: slightly wider, never narrower
+
+
+def parse_seeds(text):
+    if ":" in text:
+        base, count = text.split(":")
+        return list(range(int(base), int(base) + int(count)))
+    return [int(s) for s in text.split(",")]
+
+
+def run(args):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    bench_args = [a for a in args.bench_args if a != "--"]
+    for bad in ("--seed", "--repeat", "--out"):
+        if any(a == bad or a.startswith(bad + "=") for a in bench_args):
+            sys.exit(f"paired-seeds: {bad} is set per seed by this script; leave it out of the bench arguments")
+    os.makedirs(args.out, exist_ok=True)
+    for seed in parse_seeds(args.seeds):
+        out = os.path.join(args.out, f"seed-{seed}")
+        if glob.glob(os.path.join(out, "*.json")):
+            continue
+        command = [os.path.join(root, "kinference"), "bench", *bench_args, "--no-progress", "--seed", str(seed),
+                   "--repeat", "1", "--out", out]
+        with open(out + ".log", "w") as log:
+            code = subprocess.call(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+        if code != 0:
+            sys.exit(f"paired-seeds: seed {seed} failed (exit {code}), see {out}.log")
+        print(f"seed {seed} done", flush=True)
+
+
+def load(directory):
+    """Per (workload, router): {seed: {load: goodput}}."""
+    goodput = collections.defaultdict(dict)
+    ours = None
+    for path in sorted(glob.glob(os.path.join(directory, "seed-*", "*.json"))):
+        data = json.load(open(path))
+        seed = data["seed"]
+        ours = data.get("ours")
+        for r in data["runs"]:
+            goodput[(r["workload"], r["router"])].setdefault(seed, {})[r["load"]] = r["goodputPerMin"]
+    return goodput, ours
+
+
+def summarize(args):
+    goodput, ours = load(args.dir)
+    ours = args.ours or ours
+    workloads = list(dict.fromkeys(w for w, _ in goodput))
+    rows = []
+    for workload in workloads:
+        mine = goodput.get((workload, ours))
+        if not mine:
+            continue
+        for (w, router), theirs in goodput.items():
+            if w != workload or router == ours or (args.routers and router not in args.routers.split(",")):
+                continue
+            seeds = sorted(set(mine) & set(theirs))
+            if len(seeds) < 2:
+                continue
+            diffs = [max(mine[s].values()) - max(theirs[s].values()) for s in seeds]
+            mean = statistics.fmean(diffs)
+            half = t975(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
+            lo, hi = mean - half, mean + half
+            verdict = "ahead" if lo > 0 else "behind" if hi < 0 else "level"
+            rows.append((workload, router, len(seeds), merged_peak(mine, seeds), merged_peak(theirs, seeds),
+                         mean, lo, hi, verdict, sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)))
+    rows.sort(key=lambda r: (workloads.index(r[0]), -r[4]))
+    if args.markdown:
+        print(f"| workload | comparison router | seeds | {ours} peak | its peak | ours - its, per seed "
+              "(95% interval) | ours ahead / behind on | verdict |")
+        print("|---|---|---|---|---|---|---|---|")
+        for w, router, n, mp, tp, mean, lo, hi, verdict, up, down in rows:
+            print(f"| {w} | {router} | {n} | {mp:.1f} | {tp:.1f} | {mean:+.1f} ({lo:+.1f} .. {hi:+.1f}) | "
+                  f"{up} / {down} | {verdict} |")
+    else:
+        for w, router, n, mp, tp, mean, lo, hi, verdict, up, down in rows:
+            print(f"{w:14} {router:20} n={n:3} ours {mp:6.1f} theirs {tp:6.1f} diff {mean:+6.2f} "
+                  f"[{lo:+6.2f}, {hi:+6.2f}] ahead/behind on {up}/{down} seeds: {verdict}")
+
+
+def merged_peak(by_seed, seeds):
+    """The best load point of the mean over seeds: what `--repeat N` prints as the peak."""
+    loads = set.intersection(*(set(by_seed[s]) for s in seeds))
+    return max(statistics.fmean(by_seed[s][load] for s in seeds) for load in loads)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run the bench command once per seed")
+    r.add_argument("--seeds", required=True, help="BASE:COUNT (consecutive seeds) or S1,S2,...")
+    r.add_argument("--out", required=True, help="directory for seed-S/ outputs and seed-S.log")
+    r.add_argument("bench_args", nargs=argparse.REMAINDER, help="-- then the arguments of `kinference bench`")
+    s = sub.add_parser("summarize", help="paired per-seed differences and 95%% t-intervals")
+    s.add_argument("dir")
+    s.add_argument("--ours", help="our router's name (default: the JSON's `ours`)")
+    s.add_argument("--routers", help="only these comparison routers (comma-separated)")
+    s.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+    run(args) if args.command == "run" else summarize(args)
+
+
+if __name__ == "__main__":
+    main()
