@@ -7,7 +7,7 @@ sets) cancels out of it. This script:
 
   run        runs `./kinference bench BENCH-ARGS --seed S --repeat 1 --out DIR/seed-S` for each seed S (skipping
              seeds whose JSON exists, so an interrupted run resumes), one JVM per seed;
-  summarize  reads DIR/seed-*/<scenario>.json and prints, per workload and comparison router: the peak goodput of
+  summarize  reads DIR/seed-*/<scenario>.json (of one or more DIRs) and prints, per workload and comparison router: the peak goodput of
              ours and of that router (the best load point of the mean over seeds, as `--repeat N` reports it), the
              mean of the paired per-seed difference of each seed's own peak (ours minus theirs) with its 95%
              t-interval, and a verdict: "ahead" (interval above 0), "level" (interval contains 0), "behind" (below).
@@ -71,21 +71,27 @@ def run(args):
         print(f"seed {seed} done", flush=True)
 
 
-def load(directory):
-    """Per (workload, router): {seed: {load: goodput}}."""
+def load(directories):
+    """Per (workload, router): {seed: {load: goodput}}, over every seed directory of every given run."""
     goodput = collections.defaultdict(dict)
     ours = None
-    for path in sorted(glob.glob(os.path.join(directory, "seed-*", "*.json"))):
+    paths = sorted(p for d in directories for p in glob.glob(os.path.join(d, "seed-*", "*.json")))
+    if not paths:
+        sys.exit(f"paired-seeds: no seed-*/*.json under {' '.join(directories)}")
+    for path in paths:
         data = json.load(open(path))
         seed = data["seed"]
         ours = data.get("ours")
         for r in data["runs"]:
-            goodput[(r["workload"], r["router"])].setdefault(seed, {})[r["load"]] = r["goodputPerMin"]
+            by_load = goodput[(r["workload"], r["router"])].setdefault(seed, {})
+            if r["load"] in by_load and by_load[r["load"]] != r["goodputPerMin"]:
+                sys.exit(f"paired-seeds: seed {seed} ran twice with different results ({path}): mixed setups?")
+            by_load[r["load"]] = r["goodputPerMin"]
     return goodput, ours
 
 
 def summarize(args):
-    goodput, ours = load(args.dir)
+    goodput, ours = load(args.dirs)
     ours = args.ours or ours
     workloads = list(dict.fromkeys(w for w, _ in goodput))
     rows = []
@@ -136,7 +142,7 @@ def main():
     r.add_argument("--out", required=True, help="directory for seed-S/ outputs and seed-S.log")
     r.add_argument("bench_args", nargs=argparse.REMAINDER, help="-- then the arguments of `kinference bench`")
     s = sub.add_parser("summarize", help="paired per-seed differences and 95%% t-intervals")
-    s.add_argument("dir")
+    s.add_argument("dirs", nargs="+", metavar="DIR", help="one or more `run --out` directories (seeds pooled)")
     s.add_argument("--ours", help="our router's name (default: the JSON's `ours`)")
     s.add_argument("--routers", help="only these comparison routers (comma-separated)")
     s.add_argument("--markdown", action="store_true", help="print a Markdown table")
