@@ -118,7 +118,7 @@ def summarize(args):
               "(95% interval) | ours ahead / behind on | verdict |")
         print("|---|---|---|---|---|---|---|---|")
         for w, router, n, mp, tp, mean, lo, hi, verdict, up, down in rows:
-            print(f"| {w} | {router} | {n} | {mp:.1f} | {tp:.1f} | {mean:+.1f} ({lo:+.1f} .. {hi:+.1f}) | "
+            print(f"| {w} | {router} | {n} | {mp:.1f} | {tp:.1f} | {mean:+.2f} ({lo:+.2f} .. {hi:+.2f}) | "
                   f"{up} / {down} | {verdict} |")
     else:
         for w, router, n, mp, tp, mean, lo, hi, verdict, up, down in rows:
