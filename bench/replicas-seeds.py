@@ -17,6 +17,8 @@ Seeds whose CSV is already in --dir are not run again, so an interrupted run res
   bench/replicas-seeds.py --seeds 40                      # 40 seeds from 20250611, the section's command each
   bench/replicas-seeds.py --seeds 40 --analyze-only       # the table from what --dir holds
   bench/replicas-seeds.py --seeds 20 --workloads unique --routers kinference-precise --dir /tmp/u
+  bench/replicas-seeds.py --seeds 100 --routers kinference-precise --concurrency 64,96,128 --dir bench-results/knee
+                                                          # at the knee (the section's 16,32 stops below it)
 
 Needs python3 (standard library only) and the repo's ./kinference launcher (JDK 25: JAVA_HOME).
 """
