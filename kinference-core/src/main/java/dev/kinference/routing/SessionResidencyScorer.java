@@ -23,6 +23,10 @@ import org.jspecify.annotations.Nullable;
  * block_size} as scraped), and only while at least half the candidates are saturated; then:
  *
  * <ul>
+ *   <li>(at any load) a session's first request, one this scorer has not seen within 30 minutes and that is not a
+ *       fork (below), scores 1 on the candidates whose sessions commit the smallest share of their memory (within
+ *       0.1 of it) and 0 elsewhere, as SGLang's router sends a new prompt to the worker with the smallest tree: its
+ *       later turns come back there, so it is placed by the contexts each endpoint must keep, not by momentary load;
  *   <li>a request of a session bound to a candidate whose commitment, grown by this prompt, exceeds that scores 1
  *       there and 0 elsewhere, saturated or not: waiting in that queue costs less than recomputing the whole context
  *       on another endpoint, whose own sessions it would then evict. A session whose endpoint still holds its
@@ -31,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  *       than on any other (a subagent forked from its parent's context), is judged as a session of that candidate,
  *       grown by
  *       its uncached tokens: taken for a new session, it went where it fit and recomputed its parent's context;
- *   <li>any other request scores 0 everywhere while its prompt fits beside the committed contexts of every candidate;
+ *   <li>any other request (a known session whose residence lapsed after {@code idleExpiry}) scores 0 everywhere
+ *       while its prompt fits beside the committed contexts of every candidate;
  *       once it does not fit on some, it scores, where it still fits, the share of that endpoint's KV memory left
  *       free; where it fits nowhere, 1 on the endpoint already the most oversubscribed and 0 elsewhere, so the
  *       sessions that cannot be held all wait on one endpoint instead of evicting the resident sessions of every
@@ -74,10 +79,24 @@ public final class SessionResidencyScorer implements Scorer {
    */
   static final double FORKED_SHARE = 0.8;
 
+  /**
+   * How close to the least committed candidate's free share of its KV memory another candidate's must be for a new
+   * session to score 1 there too (0.05, 0.1 and 0.2 served 48 and 64 agent clients alike; docs/BENCHMARKS.md, "New
+   * sessions where the least context is committed").
+   */
+  static final double NEW_SESSION_TOLERANCE = 0.1;
+
+  /**
+   * How long a session counts as known after its last request, so that a conversation back after a pause longer than
+   * {@code idleExpiry} is not placed as a new one: as long as {@link SessionAffinityScorer} keeps it on its endpoint.
+   */
+  static final Duration KNOWN_SESSION_EXPIRY = Duration.ofMinutes(30);
+
   /** Where a session's context lives and how large it is. */
   private record Residence(String endpointId, int tokens) {}
 
   private final Cache<String, Residence> sessions;
+  private final Cache<String, Boolean> known;
   private final Map<String, AtomicLong> committed = new ConcurrentHashMap<>();
   private final Parameters parameters;
   private final double oversubscription;
@@ -104,6 +123,9 @@ public final class SessionResidencyScorer implements Scorer {
             committedOf(old.endpointId()).addAndGet(-old.tokens());
           }
         }).build();
+    this.known = Caffeine.newBuilder().expireAfterAccess(KNOWN_SESSION_EXPIRY.compareTo(idleExpiry) > 0
+        ? KNOWN_SESSION_EXPIRY : idleExpiry).maximumSize(maxSessions).ticker(ticker::getAsLong)
+        .executor(Runnable::run).build();
   }
 
   @Override
@@ -141,12 +163,16 @@ public final class SessionResidencyScorer implements Scorer {
         return;
       }
     }
+    Residence residence = sessions.getIfPresent(session);
+    int prompt = context.promptTokens();
+    if (residence == null && known.getIfPresent(session) == null && holderOfForkedContext(context, prompt) < 0) {
+      scoreNewSession(context, scores);
+      return;
+    }
     // the count overstates what must be resident (see OVERSUBSCRIPTION): act once the servers show it too
     if (context.saturatedShare() < 0.5) {
       return;
     }
-    Residence residence = sessions.getIfPresent(session);
-    int prompt = context.promptTokens();
     if (residence != null) {
       for (int i = 0; i < n; i++) {
         EndpointState e = context.candidate(i);
@@ -194,6 +220,30 @@ public final class SessionResidencyScorer implements Scorer {
   }
 
   /**
+   * A session's first request: 1 on the candidates whose sessions commit the smallest share of their KV memory (within
+   * {@link #NEW_SESSION_TOLERANCE}), 0 elsewhere, loaded or not. Its later turns come back to where it lands, so it
+   * is placed by the contexts each endpoint already has to keep, not by the momentary load the other scorers see:
+   * placed by those, new agent sessions piled onto whichever endpoint was briefly idle (up to half of a run's new
+   * sessions on one of four), whose sessions then outgrew its memory and were recomputed turn after turn.
+   */
+  private void scoreNewSession(RoutingContext context, double[] scores) {
+    int n = context.candidateCount();
+    double best = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < n; i++) {
+      scores[i] = freeShare(context.candidate(i));
+      best = Math.max(best, scores[i]);
+    }
+    for (int i = 0; i < n; i++) {
+      scores[i] = scores[i] >= best - NEW_SESSION_TOLERANCE ? 1.0 : 0.0;
+    }
+  }
+
+  private double freeShare(EndpointState e) {
+    long capacity = capacity(e);
+    return 1.0 - (double) committed(e.id()) / capacity;
+  }
+
+  /**
    * The candidate caching the most of this prompt, if that is more than {@link #FORKED_SHARE} of it and more than
    * every other candidate caches, else -1: a request of a session the scorer has not seen whose prompt is largely
    * cached, and most on one endpoint, is a subagent forked from a session's context there (or a session the scorer
@@ -224,6 +274,7 @@ public final class SessionResidencyScorer implements Scorer {
       String endpointId = context.candidate(chosen).id();
       int tokens = context.promptTokens();
       committedOf(endpointId).addAndGet(tokens);
+      known.put(session, Boolean.TRUE);
       // the replaced residence's tokens leave its endpoint's sum through the removal listener
       sessions.put(session, new Residence(endpointId, tokens));
     }

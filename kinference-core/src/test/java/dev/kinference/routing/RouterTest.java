@@ -523,7 +523,7 @@ class RouterTest {
    * and goodput fell to 5.8 requests/min (docs/ROUTING.md, session residency).
    */
   @Test
-  void whenLiveSessionsOutgrowTheKvMemoryASessionWaitsOnItsEndpointAndANewOneThatFitsNowhereGoesToTheFullest() {
+  void whenLiveSessionsOutgrowTheKvMemoryASessionWaitsOnItsEndpointAndANewOneGoesWhereTheLeastIsCommitted() {
     Router router = builder(2).build();
     // 2 x 160 tokens of KV memory: each session of ~300 words alone commits more than an endpoint holds
     for (String id : List.of("e0", "e1")) {
@@ -548,7 +548,9 @@ class RouterTest {
 
     Map<String, Double> fresh = scoresOf(router.preview(InferenceRequest.builder(MODEL).system(words(99, 300))
         .user("turn 0").sessionId("new").build()), "session-residency");
-    assertThat(fresh.values()).as("fits nowhere: one endpoint takes the overflow").containsExactlyInAnyOrder(0.0, 1.0);
+    long onHome = holders.values().stream().filter(home::equals).count();
+    String lighter = onHome * 2 < holders.size() ? home : other;
+    assertThat(fresh).as("a new session: where the sessions commit the least").containsEntry(lighter, 1.0);
 
     // with room for every session, the scorer stands back and load decides, as before
     for (String id : List.of("e0", "e1")) {
