@@ -165,7 +165,8 @@ public final class SessionResidencyScorer implements Scorer {
     }
     Residence residence = sessions.getIfPresent(session);
     int prompt = context.promptTokens();
-    if (residence == null && known.getIfPresent(session) == null && holderOfForkedContext(context, prompt) < 0) {
+    int holder = residence == null ? holderOfForkedContext(context, prompt) : -1;
+    if (residence == null && holder < 0 && known.getIfPresent(session) == null) {
       scoreNewSession(context, scores);
       return;
     }
@@ -185,7 +186,6 @@ public final class SessionResidencyScorer implements Scorer {
         }
       }
     }
-    int holder = residence == null ? holderOfForkedContext(context, prompt) : -1;
     if (holder >= 0) {
       // a fork: it shares the context cached where its parent runs, so it is that endpoint's session already
       EndpointState e = context.candidate(holder);

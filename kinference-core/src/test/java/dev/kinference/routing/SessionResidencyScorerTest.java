@@ -30,10 +30,7 @@ class SessionResidencyScorerTest {
   void onlyTheEndpointWhoseOwnSessionsOutgrowItsMemoryHoldsThem() {
     int prompt = context("probe").promptTokens();
     // each endpoint holds 2.5 sessions; five sit on e0 (oversubscribed), one on e1: the total, 6 of 5, is over too
-    long blocks = (long) Math.ceil(2.5 * prompt / 16);
-    for (EndpointState e : endpoints) {
-      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
-    }
+    saturatedWithRoomForSessions(2.5, prompt);
     for (int i = 0; i < 5; i++) {
       bind("crowded-" + i, 0);
     }
@@ -75,10 +72,7 @@ class SessionResidencyScorerTest {
     AtomicLong now = new AtomicLong();
     SessionResidencyScorer lapsing = new SessionResidencyScorer(Duration.ofMinutes(1), 1.0, 1_000, now::get);
     int prompt = context("probe").promptTokens();
-    long blocks = (long) Math.ceil(2.5 * prompt / 16);
-    for (EndpointState e : endpoints) {
-      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
-    }
+    saturatedWithRoomForSessions(2.5, prompt);
     lapsing.onRouted(context("back"), 1);
     now.addAndGet(Duration.ofMinutes(2).toNanos());
     for (String session : new String[] {"a", "b", "e"}) {
@@ -101,10 +95,7 @@ class SessionResidencyScorerTest {
   @Test
   void aForkIsHeldWhereItsParentsContextIsCachedNotSentAwayAsANewSession() {
     int prompt = context("probe").promptTokens();
-    long blocks = (long) Math.ceil(2.5 * prompt / 16);
-    for (EndpointState e : endpoints) {
-      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
-    }
+    saturatedWithRoomForSessions(2.5, prompt);
     bind("parent", 1);
     int cachedBlocks = prompt * 9 / 10 / 16;
     assertThat(scores(context("fork", new int[] {0, cachedBlocks})))
@@ -120,6 +111,14 @@ class SessionResidencyScorerTest {
         .as("held where its context is cached, not on the most oversubscribed endpoint").containsExactly(0.0, 1.0);
     assertThat(scores(context("reader", new int[] {cachedBlocks, cachedBlocks})))
         .as("cached on both, a shared prompt: a new session, where the least is committed").containsExactly(0.0, 1.0);
+  }
+
+  /** Saturates every endpoint and gives each KV memory for {@code sessions} prompts of {@code prompt} tokens. */
+  private void saturatedWithRoomForSessions(double sessions, int prompt) {
+    long blocks = (long) Math.ceil(sessions * prompt / 16);
+    for (EndpointState e : endpoints) {
+      e.updateMetrics(EndpointMetrics.of(40, 200, 0.99, 0L).withCacheConfig(16, blocks));
+    }
   }
 
   private double[] scores(String session) {
