@@ -16,39 +16,33 @@ Examples (from the repository root):
   bench/paired-seeds.py run --seeds 7000:30 --out /tmp/kp -- --scenario kinference-paper --tenant-mix --threads 1
   bench/paired-seeds.py summarize /tmp/kp --markdown
 
-Goodput is requests per minute that met the SLO, as in docs/BENCHMARKS.md. Only the standard library and, when
-present, scipy (for the t quantile; a table is used otherwise) are needed.
+Goodput is requests per minute that met the SLO, as in docs/BENCHMARKS.md. Only the standard library is needed
+(the statistics are bench/paired_stats.py's, shared with bench/replicas-seeds.py).
 """
 import argparse
 import collections
 import glob
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 
-# two-sided 95% t quantiles by degrees of freedom, used when scipy is missing
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-        29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
-
-
-def t975(df):
-    try:
-        from scipy.stats import t
-        return float(t.ppf(0.975, df))
-    except ImportError:
-        return T975[max(k for k in T975 if k <= df)]  # the nearest tabled df below: slightly wider, never narrower
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # paired_stats beside this script, from any directory
+import paired_stats  # noqa: E402
 
 def parse_seeds(text):
-    if ":" in text:
-        base, count = text.split(":")
-        return list(range(int(base), int(base) + int(count)))
-    return [int(s) for s in text.split(",")]
+    """Seeds from "BASE:COUNT" (COUNT consecutive seeds from BASE) or "S1,S2,..."; exits saying the forms otherwise."""
+    try:
+        if ":" in text:
+            base, count = text.split(":")
+            if int(count) >= 1:
+                return list(range(int(base), int(base) + int(count)))
+        else:
+            return [int(s) for s in text.split(",")]
+    except ValueError:
+        pass
+    sys.exit(f"paired-seeds: seeds must be BASE:COUNT (COUNT >= 1) or S1,S2,...: {text!r}")
 
 
 def run(args):
@@ -57,8 +51,9 @@ def run(args):
     for bad in ("--seed", "--repeat", "--out"):
         if any(a == bad or a.startswith(bad + "=") for a in bench_args):
             sys.exit(f"paired-seeds: {bad} is set per seed by this script; leave it out of the bench arguments")
+    seeds = parse_seeds(args.seeds)
     os.makedirs(args.out, exist_ok=True)
-    for seed in parse_seeds(args.seeds):
+    for seed in seeds:
         out = os.path.join(args.out, f"seed-{seed}")
         if glob.glob(os.path.join(out, "*.json")):
             continue
@@ -106,12 +101,11 @@ def summarize(args):
             if len(seeds) < 2:
                 continue
             diffs = [max(mine[s].values()) - max(theirs[s].values()) for s in seeds]
-            mean = statistics.fmean(diffs)
-            half = t975(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
-            lo, hi = mean - half, mean + half
-            verdict = "ahead" if lo > 0 else "behind" if hi < 0 else "level"
+            paired = paired_stats.paired_interval(diffs)
+            verdict = paired.verdict() + (" (the same difference on every seed)" if paired.same_everywhere else "")
             rows.append((workload, router, len(seeds), merged_peak(mine, seeds), merged_peak(theirs, seeds),
-                         mean, lo, hi, verdict, sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)))
+                         paired.mean, paired.low, paired.high, verdict,
+                         sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)))
     rows.sort(key=lambda r: (workloads.index(r[0]), -r[4]))
     if args.markdown:
         print(f"| workload | comparison router | seeds | {ours} peak | its peak | ours - its, per seed "

@@ -24,38 +24,18 @@ Needs python3 (standard library only) and the repo's ./kinference launcher (JDK 
 """
 import argparse
 import csv
-import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # paired_stats beside this script, from any directory
+import paired_stats  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def t_quantile(p, df):
-    """Student's t quantile by bisection on the CDF (Simpson's rule on the density); enough for intervals."""
-    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-
-    def density(x):
-        return c * (1 + x * x / df) ** (-(df + 1) / 2)
-
-    def cdf(t):  # t >= 0
-        n = 2000
-        h = t / n
-        s = density(0) + density(t) + sum((4 if k % 2 else 2) * density(k * h) for k in range(1, n))
-        return 0.5 + s * h / 3
-
-    lo, hi = 0.0, 100.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if cdf(mid) < p:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 def run_seed(args, seed):
@@ -92,14 +72,12 @@ def read_seed(args, seed):
     return peak, table_rows
 
 
-def interval(values):
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, float("nan"), float("nan")
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+def paired_change(values, baselines):
+    """The per-seed change 100 * (value / baseline - 1) over the seeds both {seed: peak} hold, its 95% interval and
+    on how many seeds it was a loss; ValueError saying why when there is no interval (under 2 seeds, a zero peak)."""
+    seeds = sorted(set(values) & set(baselines))
+    change = paired_stats.relative_changes([values[s] for s in seeds], [baselines[s] for s in seeds])
+    return paired_stats.paired_interval(change), sum(1 for c in change if c < 0)
 
 
 def main():
@@ -137,11 +115,11 @@ def main():
     if len(seeds) < 2:
         sys.exit(f"need at least 2 seeds' results in {args.dir}, found {len(seeds)}")
 
-    peaks, hits, herds = defaultdict(list), defaultdict(list), defaultdict(list)
+    peaks, hits, herds = defaultdict(dict), defaultdict(list), defaultdict(list)
     for seed in seeds:
         peak, table_rows = read_seed(args, seed)
         for k, v in peak.items():
-            peaks[k].append(v)
+            peaks[k][seed] = v
         for k, (hit, herd) in table_rows.items():
             hits[k].append(hit)
             herds[k].append(herd)
@@ -160,25 +138,31 @@ def main():
                 key = (workload, f"{router}@{suffix}")
                 if key not in peaks:
                     continue
-                g = peaks[key]
-                mean = sum(g) / len(g)
-                sd = math.sqrt(sum((v - mean) ** 2 for v in g) / (len(g) - 1))
+                g = list(peaks[key].values())
+                mean = statistics.fmean(g)
+                sd = f"{statistics.stdev(g, mean):6.1f}" if len(g) > 1 else f"{'-':>6}"
                 shown = " ".join(f"{sum(v) / len(v):5.1f}%" if v else "     -" for v in (hits.get(key), herds.get(key)))
                 if suffix == "1":
-                    print(f"{workload:<14} {router:<20} {suffix:>3} {mean:7.1f} {sd:6.1f} {shown}")
+                    print(f"{workload:<14} {router:<20} {suffix:>3} {mean:7.1f} {sd} {shown}")
                     continue
-                change = [100.0 * (r / o - 1.0) for r, o in zip(g, one)]
-                m, lo, hi = interval(change)
-                lost = sum(1 for c in change if c < 0)
-                verdict = ("met" if lo > -args.target else "missed" if hi < -args.target else "undecided")
+                try:
+                    paired, lost = paired_change(peaks[key], one)
+                except ValueError as e:
+                    print(f"{workload:<14} {router:<20} {suffix:>3} {mean:7.1f} {sd} {shown}  no interval: {e}")
+                    continue
+                verdict = paired.against_largest_loss(args.target)
                 against_independent = ""
                 if suffix.endswith("s") and (workload, f"{router}@{n}") in peaks:
-                    indep = peaks[(workload, f"{router}@{n}")]
-                    m2, lo2, hi2 = interval([100.0 * (r / i - 1.0) for r, i in zip(g, indep)])
-                    against_independent = f"   vs @{n}: {m2:+.1f}% [{lo2:+.1f}%, {hi2:+.1f}%]"
-                print(f"{workload:<14} {router:<20} {suffix:>3} {mean:7.1f} {sd:6.1f} {shown} "
-                      f"{m:+6.1f}% [{lo:+6.1f}%, {hi:+6.1f}%] {lost:>4}/{len(change):<5}  {verdict:<9}"
-                      f"{against_independent}")
+                    try:
+                        versus, _ = paired_change(peaks[key], peaks[(workload, f"{router}@{n}")])
+                        against_independent = (f"   vs @{n}: {versus.mean:+.1f}% "
+                                               f"[{versus.low:+.1f}%, {versus.high:+.1f}%]")
+                    except ValueError as e:
+                        against_independent = f"   vs @{n}: no interval: {e}"
+                same = "   (the same change on every seed)" if paired.same_everywhere else ""
+                print(f"{workload:<14} {router:<20} {suffix:>3} {mean:7.1f} {sd} {shown} "
+                      f"{paired.mean:+6.1f}% [{paired.low:+6.1f}%, {paired.high:+6.1f}%] {lost:>4}/{paired.n:<5}  "
+                      f"{verdict:<9}{against_independent}{same}")
 
 
 if __name__ == "__main__":

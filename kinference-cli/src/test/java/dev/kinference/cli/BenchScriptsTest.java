@@ -1,0 +1,111 @@
+package dev.kinference.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The seed-by-seed bench scripts ({@code bench/paired-seeds.py}, {@code bench/replicas-seeds.py}) and their shared
+ * statistics ({@code bench/paired_stats.py}): runs the scripts' own Python tests, then each script on what
+ * {@code kinference bench} really writes (its JSON, its CSV and its printed replicas table), so a change of the
+ * bench's output that the scripts no longer read fails here. Needs python3 ({@code apt-get install python3}) and
+ * fails saying so without.
+ */
+class BenchScriptsTest {
+
+  static final String INSTALL = "this test needs python3: apt-get install python3";
+  static final Path BENCH = Path.of("..", "bench");
+
+  @Test
+  void theStatisticsAndTheScriptsPassTheirPythonTests() throws Exception {
+    Result tests = python(BENCH.resolve("test_paired_stats.py").toString());
+    assertThat(tests.exit()).as(tests.output()).isZero();
+    assertThat(tests.output()).contains("OK").doesNotContain("FAIL");
+  }
+
+  @Test
+  void pairedSeedsComparesRoutersSeedBySeedOnTheBenchsJson(@TempDir Path dir) throws Exception {
+    for (int seed = 1; seed <= 3; seed++) {
+      CliRun r = smokeBench(dir.resolve("seed-" + seed), seed, "kinference-precise,random");
+      assertThat(r.status()).as(r.err()).isZero();
+    }
+    Result summary = python(BENCH.resolve("paired-seeds.py").toString(), "summarize", dir.toString());
+    assertThat(summary.exit()).as(summary.output()).isZero();
+    assertThat(summary.output()).startsWith("shared-prefix  random               n=  3 ours ")
+        .containsPattern("diff [ +-]+\\d+\\.\\d\\d \\[[ +-]+\\d+\\.\\d\\d, [ +-]+\\d+\\.\\d\\d\\] ahead/behind on "
+            + "\\d/\\d seeds: (ahead|level|behind)");
+  }
+
+  @Test
+  void replicasSeedsReadsTheBenchsCsvAndPrintedReplicasTable(@TempDir Path dir) throws Exception {
+    for (int seed = 1; seed <= 2; seed++) {
+      Path out = dir.resolve("seed-" + seed);
+      CliRun r = smokeBench(out, seed, "kinference-precise", "--router-replicas", "2");
+      assertThat(r.status()).as(r.err()).isZero();
+      Files.writeString(dir.resolve("seed-" + seed + ".txt"), r.out()); // what the script keeps of each seed's run
+    }
+    Result summary = python(BENCH.resolve("replicas-seeds.py").toString(), "--analyze-only", "--seeds", "2",
+        "--first-seed", "1", "--dir", dir.toString(), "--scenario", "smoke", "--replicas", "2", "--routers",
+        "kinference-precise", "--workloads", "shared-prefix");
+    assertThat(summary.exit()).as(summary.output()).isZero();
+    // the hit rate and herding columns are filled (the printed table was read), and each replica row has a verdict
+    assertThat(summary.output()).contains("2 seeds (1-2)")
+        .containsPattern("shared-prefix +kinference-precise +1 +[\\d.]+ +[\\d.]+ +[\\d.]+% +[\\d.]+%")
+        .containsPattern("kinference-precise +2 .*% \\[.*%\\] .*(met|missed|undecided)")
+        .containsPattern("kinference-precise +2s .*(met|missed|undecided) +vs @2: ");
+  }
+
+  private static CliRun smokeBench(Path out, int seed, String routers, String... more) {
+    List<String> args = new ArrayList<>(List.of("bench", "--scenario", "smoke", "--routers", routers, "--workloads",
+        "shared-prefix", "--concurrency", "4", "--warmup", "1", "--duration", "5", "--threads", "1", "--seed",
+        String.valueOf(seed), "--repeat", "1", "--no-progress", "--out", out.toString()));
+    args.addAll(List.of(more));
+    return CliRun.of(args.toArray(String[]::new));
+  }
+
+  record Result(int exit, String output) {}
+
+  private static Result python(String... args) throws InterruptedException {
+    for (String candidate : List.of("python3", "/usr/bin/python3")) { // PATH's first, then the system's (apt's)
+      List<String> command = new ArrayList<>(List.of(candidate));
+      command.addAll(List.of(args));
+      Result result = run(command);
+      if (result.exit() != NOT_STARTED) {
+        return result;
+      }
+    }
+    fail(INSTALL);
+    throw new AssertionError(INSTALL);
+  }
+
+  private static final int NOT_STARTED = Integer.MIN_VALUE;
+
+  private static Result run(List<String> command) throws InterruptedException {
+    Process process;
+    try {
+      process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    } catch (IOException e) {
+      return new Result(NOT_STARTED, String.valueOf(e.getMessage()));
+    }
+    String output;
+    try (var in = process.getInputStream()) {
+      output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      output = String.valueOf(e.getMessage());
+    }
+    if (!process.waitFor(120, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      return new Result(-1, "did not finish in 120 s: " + output);
+    }
+    return new Result(process.exitValue(), output);
+  }
+}
