@@ -22,14 +22,13 @@ Goodput is requests per minute that met the SLO, as in docs/BENCHMARKS.md. Only 
 import argparse
 import collections
 import glob
-import json
 import os
 import statistics
-import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # paired_stats beside this script, from any directory
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the modules beside this script, from any directory
 import paired_stats  # noqa: E402
+import seed_runs  # noqa: E402
 
 def parse_seeds(text):
     """Seeds from "BASE:COUNT" (COUNT consecutive seeds from BASE) or "S1,S2,..."; exits saying the forms otherwise."""
@@ -46,7 +45,6 @@ def parse_seeds(text):
 
 
 def run(args):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     bench_args = [a for a in args.bench_args if a != "--"]
     for bad in ("--seed", "--repeat", "--out"):
         if any(a == bad or a.startswith(bad + "=") for a in bench_args):
@@ -54,16 +52,8 @@ def run(args):
     seeds = parse_seeds(args.seeds)
     os.makedirs(args.out, exist_ok=True)
     for seed in seeds:
-        out = os.path.join(args.out, f"seed-{seed}")
-        if glob.glob(os.path.join(out, "*.json")):
-            continue
-        command = [os.path.join(root, "kinference"), "bench", *bench_args, "--no-progress", "--seed", str(seed),
-                   "--repeat", "1", "--out", out]
-        with open(out + ".log", "w") as log:
-            code = subprocess.call(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
-        if code != 0:
-            sys.exit(f"paired-seeds: seed {seed} failed (exit {code}), see {out}.log")
-        print(f"seed {seed} done", flush=True)
+        if seed_runs.run_seed(args.out, seed, bench_args, ".log", "paired-seeds") is not None:
+            print(f"seed {seed} done", flush=True)
 
 
 def load(directories):
@@ -74,14 +64,12 @@ def load(directories):
     if not paths:
         sys.exit(f"paired-seeds: no seed-*/*.json under {' '.join(directories)}")
     for path in paths:
-        data = json.load(open(path))
-        seed = data["seed"]
-        ours = data.get("ours")
-        for r in data["runs"]:
-            by_load = goodput[(r["workload"], r["router"])].setdefault(seed, {})
-            if r["load"] in by_load and by_load[r["load"]] != r["goodputPerMin"]:
+        seed, ours, runs = seed_runs.goodput_runs(path)
+        for workload, router, load, goodput_per_min in runs:
+            by_load = goodput[(workload, router)].setdefault(seed, {})
+            if load in by_load and by_load[load] != goodput_per_min:
                 sys.exit(f"paired-seeds: seed {seed} ran twice with different results ({path}): mixed setups?")
-            by_load[r["load"]] = r["goodputPerMin"]
+            by_load[load] = goodput_per_min
     return goodput, ours
 
 

@@ -12,7 +12,7 @@ prefixes ranges 129.5-159.0 requests/min over 100 seeds, while the paired change
 A target "replicas lose at most T%" (--target) is called met when the interval's lower end (the largest loss the
 data admit) is above -T, missed when its upper end is below -T, undecided otherwise.
 
-Seeds whose CSV is already in --dir are not run again, so an interrupted run resumes and --analyze-only only reads.
+Seeds whose results are already in --dir are not run again, so an interrupted run resumes and --analyze-only only reads.
 
   bench/replicas-seeds.py --seeds 40                      # 40 seeds from 20250611, the section's command each
   bench/replicas-seeds.py --seeds 40 --analyze-only       # the table from what --dir holds
@@ -23,45 +23,32 @@ Seeds whose CSV is already in --dir are not run again, so an interrupted run res
 Needs python3 (standard library only) and the repo's ./kinference launcher (JDK 25: JAVA_HOME).
 """
 import argparse
-import csv
 import os
 import re
 import statistics
-import subprocess
 import sys
-import time
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # paired_stats beside this script, from any directory
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the modules beside this script, from any directory
 import paired_stats  # noqa: E402
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import seed_runs  # noqa: E402
 
 
 def run_seed(args, seed):
-    out = os.path.join(args.dir, f"seed-{seed}")
-    if os.path.exists(os.path.join(out, f"{args.scenario}.csv")):
-        return None
-    cmd = [os.path.join(REPO, "kinference"), "bench", "--scenario", args.scenario,
-           "--router-replicas", str(args.replicas), "--routers", args.routers, "--workloads", args.workloads,
-           "--concurrency", args.concurrency, "--duration", str(args.duration), "--threads", "1",
-           "--seed", str(seed), "--repeat", "1", "--no-progress", "--out", out]
-    started = time.time()
-    with open(out + ".txt", "w") as log:
-        code = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-    if code != 0:
-        sys.exit(f"seed {seed} failed (exit {code}); see {out}.txt")
-    return time.time() - started
+    """Runs the bench for one seed unless it has a result; the wall seconds it took, or None."""
+    bench_args = ["--scenario", args.scenario, "--router-replicas", str(args.replicas), "--routers", args.routers,
+                  "--workloads", args.workloads, "--concurrency", args.concurrency, "--duration", str(args.duration),
+                  "--threads", "1"]
+    return seed_runs.run_seed(args.dir, seed, bench_args, ".txt", "replicas-seeds")
 
 
 def read_seed(args, seed):
     """Peak goodput per (workload, router) over the load points; hit rate and herding from the printed table."""
-    out = os.path.join(args.dir, f"seed-{seed}")
+    out = seed_runs.seed_dir(args.dir, seed)
     peak = {}
-    with open(os.path.join(out, f"{args.scenario}.csv")) as f:
-        for row in csv.DictReader(f):
-            key = (row["workload"], row["router"])
-            peak[key] = max(peak.get(key, 0.0), float(row["goodput_per_min"]))
+    _, _, runs = seed_runs.goodput_runs(os.path.join(out, f"{args.scenario}.json"))
+    for workload, router, _, goodput in runs:
+        peak[(workload, router)] = max(peak.get((workload, router), 0.0), goodput)
     table_rows = {}
     table = re.compile(r"^(\S+)\s+(\S+)\s+(\d+s?)\s+[\d.]+\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)%")
     with open(out + ".txt") as f:
@@ -84,7 +71,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seeds", type=int, default=20, help="number of consecutive seeds (default 20)")
     p.add_argument("--first-seed", type=int, default=20250611, help="first seed (default 20250611, the scenario's)")
-    p.add_argument("--dir", default=os.path.join(REPO, "bench-results", "replicas-seeds"),
+    p.add_argument("--dir", default=os.path.join(seed_runs.REPO, "bench-results", "replicas-seeds"),
                    help="where each seed's output goes (default bench-results/replicas-seeds, not committed)")
     p.add_argument("--scenario", default="kinference-paper", help="bench --scenario (default kinference-paper)")
     p.add_argument("--replicas", type=int, default=3, help="bench --router-replicas, at least 2 (default 3)")
@@ -111,7 +98,7 @@ def main():
             wall = run_seed(args, seed)
             if wall is not None:
                 print(f"seed {seed} ({i + 1}/{len(seeds)}): {wall:.0f} s wall", file=sys.stderr, flush=True)
-    seeds = [s for s in seeds if os.path.exists(os.path.join(args.dir, f"seed-{s}", f"{args.scenario}.csv"))]
+    seeds = [s for s in seeds if seed_runs.has_result(args.dir, s, args.scenario)]
     if len(seeds) < 2:
         sys.exit(f"need at least 2 seeds' results in {args.dir}, found {len(seeds)}")
 

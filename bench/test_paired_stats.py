@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of bench/paired_stats.py and of the two scripts that use it (bench/paired-seeds.py, bench/replicas-seeds.py).
+"""Tests of bench/paired_stats.py and of the two scripts that use it (bench/paired-seeds.py, bench/replicas-seeds.py)
+with bench/seed_runs.py's per-seed layout.
 
 Run from anywhere: `python3 bench/test_paired_stats.py` (standard library only; about a second). The Maven build runs
 it too (kinference-cli's BenchScriptsTest), so `./mvnw verify` covers the scripts.
@@ -9,7 +10,6 @@ from published two-sided t tables (3 decimals), and the paired interval of Stude
 Peebles; R's `t.test(extra ~ group, data = sleep, paired = TRUE)` prints the 95% interval -2.4598858 .. -0.7001142
 for group 1 minus group 2).
 """
-import csv
 import json
 import math
 import os
@@ -189,15 +189,13 @@ class ScriptsTest(unittest.TestCase):
         self.assertNotIn("Traceback", done.stderr)
 
     def write_replicas_seed(self, seed, peaks):
-        """A `replicas-seeds.py` seed: seed-S/kinference-paper.csv and the bench's printed replicas table."""
+        """A `replicas-seeds.py` seed: seed-S/kinference-paper.json and the bench's printed replicas table."""
         out = os.path.join(self.tmp.name, f"seed-{seed}")
         os.makedirs(out)
-        with open(os.path.join(out, "kinference-paper.csv"), "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["workload", "router", "load", "goodput_per_min"])
-            for replicas, goodput in peaks.items():
-                writer.writerow(["unique", f"kinference-precise@{replicas}", "c=16", f"{goodput:.2f}"])
-                writer.writerow(["unique", f"kinference-precise@{replicas}", "c=32", f"{goodput - 1:.2f}"])
+        runs = [{"workload": "unique", "router": f"kinference-precise@{replicas}", "load": load, "goodputPerMin": g}
+                for replicas, goodput in peaks.items() for load, g in (("c=16", goodput), ("c=32", goodput - 1))]
+        with open(os.path.join(out, "kinference-paper.json"), "w") as f:
+            json.dump({"seed": seed, "ours": "kinference-precise", "runs": runs}, f)
         with open(out + ".txt", "w") as f:
             for replicas, goodput in peaks.items():
                 f.write(f"unique    kinference-precise   {replicas}   {goodput:.1f}   0.0%   40.0%   40.0%   +0.0%\n")

@@ -14,11 +14,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The seed-by-seed bench scripts ({@code bench/paired-seeds.py}, {@code bench/replicas-seeds.py}) and their shared
- * statistics ({@code bench/paired_stats.py}): runs the scripts' own Python tests, then each script on what
- * {@code kinference bench} really writes (its JSON, its CSV and its printed replicas table), so a change of the
- * bench's output that the scripts no longer read fails here. Needs python3 ({@code apt-get install python3}) and
- * fails saying so without.
+ * The seed-by-seed bench scripts ({@code bench/paired-seeds.py}, {@code bench/replicas-seeds.py}), their shared
+ * statistics ({@code bench/paired_stats.py}) and per-seed layout ({@code bench/seed_runs.py}): runs the scripts' own
+ * Python tests, then each script on what {@code kinference bench} really writes (its JSON and its printed replicas
+ * table), so a change of the bench's output that the scripts no longer read fails here. Needs python3
+ * ({@code apt-get install python3}) and fails saying so without.
  */
 class BenchScriptsTest {
 
@@ -46,7 +46,7 @@ class BenchScriptsTest {
   }
 
   @Test
-  void replicasSeedsReadsTheBenchsCsvAndPrintedReplicasTable(@TempDir Path dir) throws Exception {
+  void replicasSeedsReadsTheBenchsJsonAndPrintedReplicasTable(@TempDir Path dir) throws Exception {
     for (int seed = 1; seed <= 2; seed++) {
       Path out = dir.resolve("seed-" + seed);
       CliRun r = smokeBench(out, seed, "kinference-precise", "--router-replicas", "2");
