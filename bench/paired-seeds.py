@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the modules be
 import paired_stats  # noqa: E402
 import seed_runs  # noqa: E402
 
+
 def parse_seeds(text):
     """Seeds from "BASE:COUNT" (COUNT consecutive seeds from BASE) or "S1,S2,..."; exits saying the forms otherwise."""
     try:
