@@ -1,6 +1,7 @@
 package dev.kinference.cache;
 
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.prompt.BlockKeys;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
@@ -21,6 +22,10 @@ import org.jspecify.annotations.Nullable;
  * block's parent held too): vLLM evicts a request's blocks tail first, which keeps them so, and lookups then find a
  * prompt's cached prefix by bisection in a few probes. An endpoint whose events removed a block before its children
  * ({@link #isPrefixClosed} false) is looked up block by block, exactly, until its entries are cleared.
+ *
+ * <p>A prompt the router sent to an endpoint counts as held there until its first token
+ * ({@link EndpointState#promptsAwaitingFirstToken()}): the server caches its blocks as its prefill is scheduled, before
+ * the events arrive, and a request sharing its prefix that is queued behind it finds them.
  *
  * <p>Thread-safety: see {@link CacheIndex}. Each endpoint's map is guarded by its own monitor, uncontended when
  * one thread applies that endpoint's events.
@@ -91,6 +96,15 @@ public final class PreciseCacheIndex extends BlockIndexBase {
         blocks.removed = true;
         clear(blocks);
       }
+    }
+  }
+
+  /** The blocks the events say each candidate holds, or more where a prompt sent there awaits its first token. */
+  @Override
+  public void lookup(PrefixKeys keys, EndpointState[] candidates, int count, int[] matchedBlocks) {
+    super.lookup(keys, candidates, count, matchedBlocks);
+    for (int i = 0; i < count; i++) {
+      matchedBlocks[i] = Math.max(matchedBlocks[i], candidates[i].promptsAwaitingFirstToken().longestSharedPrefix(keys));
     }
   }
 

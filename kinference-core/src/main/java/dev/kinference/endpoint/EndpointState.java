@@ -44,6 +44,7 @@ public final class EndpointState {
   private final PrefillRate prefillRate;
   private volatile @Nullable OffloadTier offloadTier;
   private volatile long peerPendingPrefillTokens;
+  private final PromptsAwaitingFirstToken promptsAwaitingFirstToken = new PromptsAwaitingFirstToken();
 
   EndpointState(Endpoint endpoint, int slot, PrefillRate prefillRate) {
     this.endpoint = endpoint;
@@ -219,6 +220,14 @@ public final class EndpointState {
     double avg = uncachedTokensPerRequest;
     uncachedTokensPerRequest = avg == 0 ? uncachedTokens : avg + 0.05 * (uncachedTokens - avg);
     return generation;
+  }
+
+  /**
+   * The prompts this router sent here that have not had their first token yet (recorded by the router when its cache
+   * index is precise, which counts them as held).
+   */
+  public PromptsAwaitingFirstToken promptsAwaitingFirstToken() {
+    return promptsAwaitingFirstToken;
   }
 
   /** Records the first token of a request dispatched with {@link #onDispatched}. */

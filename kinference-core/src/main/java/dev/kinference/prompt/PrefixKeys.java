@@ -48,6 +48,19 @@ public final class PrefixKeys {
     return tokenCount;
   }
 
+  /**
+   * The number of leading blocks this prompt shares with {@code other}: blocks whose keys are equal from the first
+   * on (keys chain, so equal keys mean equal prefixes). 0 when the block sizes differ.
+   */
+  public int sharedLeadingBlocks(PrefixKeys other) {
+    if (other.blockSize != blockSize) {
+      return 0;
+    }
+    int n = Math.min(keys.length, other.keys.length);
+    int firstDifferent = java.util.Arrays.mismatch(keys, 0, n, other.keys, 0, n);
+    return firstDifferent < 0 ? n : firstDifferent;
+  }
+
   /** A copy of the keys. */
   public long[] toArray() {
     return keys.clone();

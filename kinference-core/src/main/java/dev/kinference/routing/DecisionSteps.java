@@ -316,7 +316,12 @@ final class DecisionSteps {
   private void account(DecisionScratch s, RoutingDecision decision) {
     EndpointState chosen = decision.endpointState();
     if (!chosen.endpoint().isExternal()) {
-      cacheIndex.onRouted(chosen, s.prompt.keys(chosen.blockSize(defaultBlockSize)), s.request.promptRetention());
+      PrefixKeys keys = s.prompt.keys(chosen.blockSize(defaultBlockSize));
+      cacheIndex.onRouted(chosen, keys, s.request.promptRetention());
+      if (cacheIndex.isPrecise()) {
+        // held there before its events say so: PromptsAwaitingFirstToken; released by the decision's first report
+        chosen.promptsAwaitingFirstToken().add(decision, keys);
+      }
     }
     if (s.chosenCandidate >= 0) {
       for (Scorer scorer : s.scoring.scorers) {

@@ -176,6 +176,7 @@ public final class RoutingDecision {
   public void reportFirstToken() {
     if (accounted && state.compareAndSet(DISPATCHED, FIRST_TOKEN)) {
       EndpointState e = ranked[position];
+      e.promptsAwaitingFirstToken().remove(this);
       e.onFirstToken(uncachedTokens(), generation);
       router.ttftModel().learn(e, pendingPrefillAtDispatch + uncachedTokens(), uncachedTokens(),
           cachedPrefixTokens(), runningAtDispatch, waitingAtDispatch, router.nanoTime() - dispatchedAtNanos);
@@ -226,6 +227,9 @@ public final class RoutingDecision {
       return;
     }
     EndpointState e = ranked[position];
+    if (previous != FIRST_TOKEN) {
+      e.promptsAwaitingFirstToken().remove(this);
+    }
     e.onFinished(previous == FIRST_TOKEN, uncachedTokens(), generation, succeeded);
     if (usage.promptTokens() > 0) {
       e.onPrefillReported(uncachedTokens(), prefilledTokens(usage));

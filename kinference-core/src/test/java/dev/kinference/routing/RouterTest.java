@@ -486,6 +486,40 @@ class RouterTest {
     assertThat(scoresOf(roomElsewhere, "prefix-home")).containsEntry("e0", 0.0).containsEntry("e1", 0.0);
   }
 
+  /**
+   * Regression: with 18,000-token system prompts the precise index learned of a prompt's blocks only from its server's
+   * events, so requests of its group that arrived while it was still queued looked cold and were spread by load; every
+   * group came to live on every server, and past saturation the fleet ran out of KV memory (docs/BENCHMARKS.md,
+   * "Prompts still in their prefill").
+   */
+  @Test
+  void aPromptSharingTheLongPrefixOfOneStillAwaitingItsFirstTokenGoesWhereThatOneWent() {
+    Router router = builder(3).cacheIndex(new PreciseCacheIndex()).build();
+    scrapeAll(router, 0);
+    String context = "Long shared context." + words(4, 5000);
+    RoutingDecision first = router.route(chat(context, "first question"));
+    String home = first.endpoint().id();
+
+    RoutingDecision second = router.route(chat(context, "second question"));
+    assertThat(second.endpoint().id()).isEqualTo(home);
+    assertThat(second.cachedPrefixTokens()).isGreaterThan(second.promptTokens() * 9 / 10);
+    assertThat(state(router, home).promptsAwaitingFirstToken().size()).isEqualTo(2);
+
+    first.reportFirstToken();
+    second.reportFailed();
+    assertThat(state(router, home).promptsAwaitingFirstToken().size()).as("released by the first report").isZero();
+    assertThat(router.preview(chat(context, "third question")).cachedPrefixTokens())
+        .as("from then on only the server's events say what it holds").isZero();
+  }
+
+  @Test
+  void anApproximateIndexRemembersItsDecisionsItselfSoNoPromptIsHeldAwaitingItsFirstToken() {
+    Router router = builder(2).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("Long shared context." + words(5, 2000), "q"));
+    assertThat(state(router, d.endpoint().id()).promptsAwaitingFirstToken().size()).isZero();
+  }
+
   @Test
   void theLongPromptScoreStandsBackWhenAnyEndpointHoldsThePrompt() throws Exception {
     Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
