@@ -49,6 +49,7 @@ final class DecisionSteps {
   private final LongSupplier ticker;
   private final @Nullable RandomGenerator random;
   private final int maxScorers;
+
   /** Steps over {@code router}'s parts, which it has set before it makes these. */
   DecisionSteps(Router router, int maxScorers) {
     this.router = router;
