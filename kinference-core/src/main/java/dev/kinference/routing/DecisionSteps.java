@@ -48,10 +48,7 @@ final class DecisionSteps {
   private final int maxAlternates;
   private final LongSupplier ticker;
   private final @Nullable RandomGenerator random;
-  private final ThreadLocal<DecisionScratch> scratch;
-  /** What an idle thread's scratch holds instead of the last request. */
-  private final InferenceRequest placeholder;
-  private final TokenizedPrompt placeholderPrompt;
+  private final int maxScorers;
 
   /** Steps over {@code router}'s parts, which it has set before it makes these. */
   DecisionSteps(Router router, int maxScorers) {
@@ -69,17 +66,12 @@ final class DecisionSteps {
     this.maxAlternates = router.maxAlternates;
     this.ticker = router.ticker;
     this.random = router.random;
-    this.placeholder = InferenceRequest.builder("placeholder").user("placeholder").build();
-    this.placeholderPrompt = TokenizedPrompt.of(fallbackTokenizer, new int[] {0}, placeholder);
-    ProfileScorers defaultScoring = router.defaultScoring;
-    this.scratch = ThreadLocal.withInitial(() -> new DecisionScratch(
-        new RoutingContext(placeholder, placeholderPrompt, ThreadLocalRandom.current()), maxScorers, defaultScoring));
+    this.maxScorers = maxScorers;
   }
 
   /** One decision: the steps of the package documentation, in order, one method each. */
   RoutingDecision decide(InferenceRequest original, boolean account, @Nullable Predicate<Endpoint> within) {
-    DecisionScratch s = scratch.get();
-    s.begin(original, ticker.getAsLong());
+    DecisionScratch s = DecisionScratch.acquire(original, ticker.getAsLong(), maxScorers);
     try {
       Fleet.Snapshot snap = fleet.snapshot();
       applyPolicy(s, original, snap);
@@ -94,7 +86,7 @@ final class DecisionSteps {
       }
       return decision;
     } finally {
-      s.end(placeholder, placeholderPrompt);
+      s.end();
     }
   }
 
@@ -258,7 +250,7 @@ final class DecisionSteps {
   private RoutingDecision pick(DecisionScratch s, boolean account) {
     RoutingContext ctx = s.context;
     EndpointState[] ctxCand = ctx.candidateArray();
-    ProfileScorers scoring = s.scoring;
+    ProfileScorers scoring = Objects.requireNonNull(s.scoring);
     int scorerCount = scoring.scorers.length;
     int n = s.candidates;
     int fallbackCount = s.fallbackCount;
@@ -324,7 +316,7 @@ final class DecisionSteps {
       }
     }
     if (s.chosenCandidate >= 0) {
-      for (Scorer scorer : s.scoring.scorers) {
+      for (Scorer scorer : Objects.requireNonNull(s.scoring).scorers) {
         scorer.onRouted(s.context, s.chosenCandidate);
       }
     }

@@ -7,6 +7,7 @@ import dev.kinference.prompt.TokenizedPrompt;
 import dev.kinference.request.InferenceRequest;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
 
 /**
@@ -66,6 +67,12 @@ public final class RoutingContext {
     this.saturation = newSaturation;
     this.count = 0;
     this.saturatedShare = -1;
+  }
+
+  /** Ends a decision: the context keeps nothing of it, nor of the router that made it. */
+  void release(InferenceRequest placeholderRequest, TokenizedPrompt placeholderPrompt) {
+    reset(placeholderRequest, placeholderPrompt, 0, ThreadLocalRandom.current(), Saturation.DEFAULT);
+    Arrays.fill(candidates, null);
   }
 
   void ensureCapacity(int n) {

@@ -5,7 +5,9 @@ import dev.kinference.sim.fleet.FleetRouter;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.LoadPattern;
 import dev.kinference.sim.workload.Workload;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
@@ -163,7 +165,6 @@ public final class Benchmark {
     }
     long start = System.nanoTime();
     EngineConfig engine = scenario.fleet().engine().toBuilder().build().config();
-    record Job(WorkloadSpec workload, LoadPattern load, String router, int repeat) {}
     List<Job> jobs = new ArrayList<>();
     for (WorkloadSpec w : scenario.workloads()) {
       for (LoadPattern load : w.loads()) {
@@ -174,88 +175,30 @@ public final class Benchmark {
         }
       }
     }
-    AtomicInteger done = new AtomicInteger();
-    Object progressLock = new Object();
-    List<RunResult> results = new ArrayList<>();
+    Runs runs = new Runs(scenario, progress, jobs.size());
+    // Each run's result is merged into its point's as soon as it is taken, in job order (so the merge is the same
+    // for any thread count), and at most two runs per thread are ahead of the merge: a finished run leaves only its
+    // figures, and a benchmark's memory does not grow with its repeats.
+    List<RunResult> merged = new ArrayList<>();
     ExecutorService pool = threads == 1 ? null : Executors.newFixedThreadPool(threads);
     try {
-      List<Future<RunResult>> futures = new ArrayList<>();
-      for (Job job : jobs) {
-        String label = job.workload().name() + " " + job.load().label() + " " + job.router()
-            + (scenario.repeats() > 1 ? " #" + (job.repeat() + 1) : "");
-        java.util.concurrent.Callable<RunResult> task = () -> {
-          long seed = scenario.fleet().seed() + job.repeat();
-          VirtualFleet fleet = VirtualFleet.of(scenario.fleet().withSeed(seed));
-          Workload workload = job.workload().factory().apply(seed);
-          FleetRouter router = Routers.create(job.router(), seed ^ 0x5DEECE66DL, scenario.fleet().scrapeInterval());
-          VirtualFleet.Window window = scenario.window();
-          double measureSeconds = window.measure().toNanos() / 1e9;
-          if (job.load() instanceof LoadPattern.Replay replay
-              && workload instanceof dev.kinference.sim.workload.TimedWorkload timed) {
-            measureSeconds = Math.max(measureSeconds, timed.durationNanos() / replay.speedup() / 1e9);
-          }
-          if (job.load() instanceof LoadPattern.Ladder ladder) {
-            measureSeconds = ladder.sendTime().toNanos() / 1e9;
-          }
-          RunResult result = new RunResult(job.router(), job.workload().name(), job.load(), scenario.slo(),
-              measureSeconds);
-          dev.kinference.sim.fleet.RunObserver observer = new dev.kinference.sim.fleet.RunObserver() {
-            @Override
-            public void onRequest(dev.kinference.sim.fleet.CompletedRequest request) {
-              result.onRequest(request);
-            }
-
-            @Override
-            public void onTokenGap(dev.kinference.sim.workload.ClientRequest request, long gapNanos) {
-              result.onTokenGap(request, gapNanos);
-            }
-
-            @Override
-            public void onStageStart(int stage, long nanos) {
-              result.onStageStart(stage, nanos);
-            }
-
-            @Override
-            public void onProgress(long simNanos, long totalNanos) {
-              synchronized (progressLock) {
-                progress.update(done.get(), jobs.size(), label, (double) simNanos / Math.max(1, totalNanos));
-              }
-            }
-          };
-          result.setStats(fleet.run(workload, job.load(), window, router, observer));
-          Herding herding = router instanceof ReplicatedRouter replicated ? replicated.herding() : null;
-          if (herding != null) {
-            result.setHerding(herding.meanShare(), herding.worstShare());
-          }
-          synchronized (progressLock) {
-            progress.update(done.incrementAndGet() - 1, jobs.size(), label, 1.0);
-          }
-          return result;
-        };
+      Deque<Future<RunResult>> ahead = new ArrayDeque<>();
+      int submitted = 0;
+      for (int j = 0; j < jobs.size(); j++) {
+        RunResult result;
         if (pool == null) {
-          try {
-            results.add(task.call());
-          } catch (RuntimeException e) {
-            throw e;
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
+          result = runs.run(jobs.get(j));
         } else {
-          futures.add(pool.submit(task));
-        }
-      }
-      for (Future<RunResult> f : futures) {
-        try {
-          results.add(f.get());
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted", e);
-        } catch (ExecutionException e) {
-          Throwable cause = e.getCause();
-          if (cause instanceof RuntimeException re) {
-            throw re;
+          while (submitted < jobs.size() && ahead.size() < 2 * threads) {
+            Job job = jobs.get(submitted++);
+            ahead.add(pool.submit(() -> runs.run(job)));
           }
-          throw new IllegalStateException(cause);
+          result = await(Objects.requireNonNull(ahead.poll()));
+        }
+        if (j % scenario.repeats() == 0) {
+          merged.add(result);
+        } else {
+          merged.get(merged.size() - 1).absorb(result);
         }
       }
     } finally {
@@ -264,14 +207,91 @@ public final class Benchmark {
       }
       progress.done();
     }
-    List<RunResult> merged = new ArrayList<>();
-    for (int i = 0; i < results.size(); i += scenario.repeats()) {
-      RunResult first = results.get(i);
-      for (int k = 1; k < scenario.repeats(); k++) {
-        first.absorb(results.get(i + k));
-      }
-      merged.add(first);
-    }
     return new BenchmarkResult(scenario, engine, merged, System.nanoTime() - start);
+  }
+
+  /** One run of the benchmark: a workload at a load point through a router, with the seed of one repeat. */
+  private record Job(WorkloadSpec workload, LoadPattern load, String router, int repeat) {}
+
+  /** Makes a scenario's runs, each on fresh servers, and reports their progress; thread-safe. */
+  private static final class Runs {
+    private final Scenario scenario;
+    private final Progress progress;
+    private final int count;
+    private final AtomicInteger done = new AtomicInteger();
+    private final Object progressLock = new Object();
+
+    Runs(Scenario scenario, Progress progress, int count) {
+      this.scenario = scenario;
+      this.progress = progress;
+      this.count = count;
+    }
+
+    RunResult run(Job job) {
+      String label = job.workload().name() + " " + job.load().label() + " " + job.router()
+          + (scenario.repeats() > 1 ? " #" + (job.repeat() + 1) : "");
+      long seed = scenario.fleet().seed() + job.repeat();
+      VirtualFleet fleet = VirtualFleet.of(scenario.fleet().withSeed(seed));
+      Workload workload = job.workload().factory().apply(seed);
+      FleetRouter router = Routers.create(job.router(), seed ^ 0x5DEECE66DL, scenario.fleet().scrapeInterval());
+      VirtualFleet.Window window = scenario.window();
+      double measureSeconds = window.measure().toNanos() / 1e9;
+      if (job.load() instanceof LoadPattern.Replay replay
+          && workload instanceof dev.kinference.sim.workload.TimedWorkload timed) {
+        measureSeconds = Math.max(measureSeconds, timed.durationNanos() / replay.speedup() / 1e9);
+      }
+      if (job.load() instanceof LoadPattern.Ladder ladder) {
+        measureSeconds = ladder.sendTime().toNanos() / 1e9;
+      }
+      RunResult result = new RunResult(job.router(), job.workload().name(), job.load(), scenario.slo(),
+          measureSeconds);
+      dev.kinference.sim.fleet.RunObserver observer = new dev.kinference.sim.fleet.RunObserver() {
+        @Override
+        public void onRequest(dev.kinference.sim.fleet.CompletedRequest request) {
+          result.onRequest(request);
+        }
+
+        @Override
+        public void onTokenGap(dev.kinference.sim.workload.ClientRequest request, long gapNanos) {
+          result.onTokenGap(request, gapNanos);
+        }
+
+        @Override
+        public void onStageStart(int stage, long nanos) {
+          result.onStageStart(stage, nanos);
+        }
+
+        @Override
+        public void onProgress(long simNanos, long totalNanos) {
+          synchronized (progressLock) {
+            progress.update(done.get(), count, label, (double) simNanos / Math.max(1, totalNanos));
+          }
+        }
+      };
+      result.setStats(fleet.run(workload, job.load(), window, router, observer));
+      Herding herding = router instanceof ReplicatedRouter replicated ? replicated.herding() : null;
+      if (herding != null) {
+        result.setHerding(herding.meanShare(), herding.worstShare());
+      }
+      synchronized (progressLock) {
+        progress.update(done.incrementAndGet() - 1, count, label, 1.0);
+      }
+      return result;
+    }
+  }
+
+  private static RunResult await(Future<RunResult> f) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(cause);
+    }
   }
 }

@@ -4,6 +4,7 @@ import dev.kinference.sim.fleet.CompletedRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Per-stage figures of a {@link dev.kinference.sim.workload.LoadPattern.Ladder} run, computed as inference-perf's
@@ -40,8 +41,11 @@ final class LadderStages {
   static final long CLIENT_TIMEOUT_NANOS = 300_000_000_000L;
 
   private final List<Long> starts = new ArrayList<>();
-  /** TTFTs of the requests that finished within {@link #CLIENT_TIMEOUT_NANOS}, every stage pooled. */
-  private final Histogram ttftWithinTimeout = new Histogram(HIGHEST_MICROS, 3);
+  /**
+   * TTFTs of the requests that finished within {@link #CLIENT_TIMEOUT_NANOS}, every stage pooled; made when the first
+   * stage starts, so a run of another load (most runs) holds no histogram here.
+   */
+  private @Nullable Histogram ttftWithinTimeout;
   private long timedOut;
   private final List<Stage> stages = new ArrayList<>();
 
@@ -51,6 +55,7 @@ final class LadderStages {
     }
     starts.add(nanos);
     stages.add(new Stage());
+    withinTimeout();
   }
 
   void onRequest(CompletedRequest r) {
@@ -70,7 +75,7 @@ final class LadderStages {
       s.outputTokens += r.outcome().completionTokens();
     }
     if (r.finished() && r.e2eNanos() <= CLIENT_TIMEOUT_NANOS) {
-      ttftWithinTimeout.recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftNanos() / 1000)));
+      withinTimeout().recordValue(Math.min(HIGHEST_MICROS, Math.max(0, r.ttftNanos() / 1000)));
     } else {
       timedOut++;
     }
@@ -86,8 +91,19 @@ final class LadderStages {
     return found;
   }
 
+  private Histogram withinTimeout() {
+    Histogram h = ttftWithinTimeout;
+    if (h == null) {
+      h = new Histogram(HIGHEST_MICROS, 3);
+      ttftWithinTimeout = h;
+    }
+    return h;
+  }
+
   void absorb(LadderStages other) {
-    ttftWithinTimeout.add(other.ttftWithinTimeout);
+    if (other.ttftWithinTimeout != null) {
+      withinTimeout().add(other.ttftWithinTimeout);
+    }
     timedOut += other.timedOut;
     for (int i = 0; i < other.stages.size(); i++) {
       Stage theirs = other.stages.get(i);
@@ -109,8 +125,8 @@ final class LadderStages {
    * simulated servers kept serving the requests a real client would have abandoned.
    */
   double ttftWithinTimeoutSeconds(double percentile) {
-    return ttftWithinTimeout.getTotalCount() == 0 ? Double.NaN
-        : ttftWithinTimeout.getValueAtPercentile(percentile) / 1e6;
+    Histogram h = ttftWithinTimeout;
+    return h == null || h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e6;
   }
 
   /** Requests that did not finish within the client timeout (over every seed). */

@@ -30,9 +30,11 @@ public final class RunResult implements RunObserver {
   private final String workload;
   private final LoadPattern load;
   private final Slo slo;
-  private final Histogram ttft = new Histogram(HIGHEST_MICROS, 3);
-  private final Histogram itl = new Histogram(HIGHEST_MICROS, 3);
-  private final Histogram e2e = new Histogram(HIGHEST_MICROS, 3);
+  // sized by the largest value recorded (values are capped at HIGHEST_MICROS), not by the cap: the same buckets and
+  // percentiles as a histogram sized for a day, at about half its memory for second-scale latencies
+  private final Histogram ttft = latencyHistogram();
+  private final Histogram itl = latencyHistogram();
+  private final Histogram e2e = latencyHistogram();
   private long requests;
   private long rejected;
   private long started;
@@ -57,6 +59,10 @@ public final class RunResult implements RunObserver {
     this.slo = Objects.requireNonNull(slo, "slo");
     this.measureSeconds = measureSeconds;
     this.stats = new VirtualFleet.RunStats(router, load, 0, 0, 0, 0, new long[0], java.util.List.of());
+  }
+
+  private static Histogram latencyHistogram() {
+    return new Histogram(3); // auto-resizing
   }
 
   @Override
@@ -116,7 +122,9 @@ public final class RunResult implements RunObserver {
 
   /**
    * Adds another run of the same router, workload and load (another seed): distributions and counts add up, the
-   * measured time too, so rates stay per minute of measurement.
+   * measured time too, so rates stay per minute of measurement. Takes only {@code other}'s figures, so a merged
+   * result is the same size whatever the number of seeds; {@link #stats()}'s per-server final metrics stay this
+   * run's.
    */
   void absorb(RunResult other) {
     ladderStages.absorb(other.ladderStages);
@@ -147,12 +155,11 @@ public final class RunResult implements RunObserver {
     for (int i = 0; i < more.length; i++) {
       sum[i] += more[i];
     }
-    java.util.List<dev.kinference.sim.engine.EngineMetrics> metrics = new java.util.ArrayList<>(stats.finalMetrics());
-    metrics.addAll(other.stats.finalMetrics());
+    // the servers' final metrics stay the first seed's: one entry per server, however many seeds are merged
     stats = new VirtualFleet.RunStats(stats.router(), stats.load(),
         stats.simulatedNanos() + other.stats.simulatedNanos(),
         stats.wallNanos() + other.stats.wallNanos(), stats.sent() + other.stats.sent(),
-        stats.measured() + other.stats.measured(), sum, metrics);
+        stats.measured() + other.stats.measured(), sum, stats.finalMetrics());
     repeats += other.repeats;
   }
 
