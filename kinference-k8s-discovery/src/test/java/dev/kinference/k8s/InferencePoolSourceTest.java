@@ -19,12 +19,17 @@ import org.junit.jupiter.api.Test;
 /**
  * The Gateway API Inference Extension's InferencePool ({@code inference.networking.k8s.io/v1}) on the fabric8 mock
  * API server in CRUD mode: pods added, made unready and removed, and the pool's selector and ports changed, reach
- * the listener within a second each.
+ * the listener from the watch (well before a relist would bring them).
  */
 class InferencePoolSourceTest {
 
   static final String POOLS = "/apis/inference.networking.k8s.io/v1/namespaces/" + NS + "/inferencepools";
-  private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+  /**
+   * How soon a change must arrive: from the watch, well inside the two-minute relist that would otherwise bring it
+   * (ClusterConnection). Not the sub-second latency itself: a timed bound that tight failed on a loaded 2-core CI
+   * machine (1.6 s), and latency targets belong in benchmarks, not unit tests.
+   */
+  private static final long PROMPTLY = TimeUnit.SECONDS.toNanos(10);
 
   private ApiServerFixture api;
   private InferencePoolSource source;
@@ -87,17 +92,17 @@ class InferencePoolSourceTest {
     return p;
   }
 
-  /** Waits for exactly these ids and checks the change took under a second from {@code since}. */
-  private List<Endpoint> within1s(long since, String... ids) throws InterruptedException {
+  /** Waits for exactly these ids and checks the change came {@link #PROMPTLY} from {@code since}. */
+  private List<Endpoint> promptly(long since, String... ids) throws InterruptedException {
     List<Endpoint> got = deliveries.awaitIds(ids);
     long took = System.nanoTime() - since;
     assertThat(took).as("%s arrived after %d ms", List.of(ids), TimeUnit.NANOSECONDS.toMillis(took))
-        .isLessThan(SECOND);
+        .isLessThan(PROMPTLY);
     return got;
   }
 
   @Test
-  void podsAddedMadeUnreadyAndRemovedAreReflectedWithinASecond() throws Exception {
+  void podsAddedMadeUnreadyAndRemovedAreReflectedPromptly() throws Exception {
     api.create(POOLS, pool("qwen3", "app", "vllm-qwen3", 8000));
     api.create(POOLS, pool("other", "app", "other", 8000)); // another pool in the namespace: not ours
     api.create(PODS, poolPod("vllm-a", "192.0.2.1", true));
@@ -117,15 +122,15 @@ class InferencePoolSourceTest {
     long t = System.nanoTime();
     api.create(PODS, poolPod("vllm-b", "192.0.2.2", true));
     api.create(PODS, poolPod("vllm-c", "192.0.2.3", false));
-    within1s(t, "llm/vllm-a", "llm/vllm-b");
+    promptly(t, "llm/vllm-a", "llm/vllm-b");
 
     // Made ready, then unready.
     t = System.nanoTime();
     api.replace(PODS, poolPod("vllm-c", "192.0.2.3", true));
-    within1s(t, "llm/vllm-a", "llm/vllm-b", "llm/vllm-c");
+    promptly(t, "llm/vllm-a", "llm/vllm-b", "llm/vllm-c");
     t = System.nanoTime();
     api.replace(PODS, poolPod("vllm-a", "192.0.2.1", false));
-    within1s(t, "llm/vllm-b", "llm/vllm-c");
+    promptly(t, "llm/vllm-b", "llm/vllm-c");
 
     // Being deleted (held by a finalizer), then removed.
     ObjectNode deleting = poolPod("vllm-b", "192.0.2.2", true);
@@ -133,11 +138,11 @@ class InferencePoolSourceTest {
     ((ObjectNode) deleting.get("metadata")).putArray("finalizers").add("test/hold");
     t = System.nanoTime();
     api.replace(PODS, deleting);
-    within1s(t, "llm/vllm-c");
+    promptly(t, "llm/vllm-c");
     t = System.nanoTime();
     api.delete(PODS, "vllm-c");
     List<Endpoint> none = deliveries.await("no endpoints", List::isEmpty);
-    assertThat(System.nanoTime() - t).isLessThan(SECOND);
+    assertThat(System.nanoTime() - t).isLessThan(PROMPTLY);
     assertThat(none).isEmpty();
     assertThat(source.currentEndpoints()).isEmpty();
   }
@@ -156,17 +161,17 @@ class InferencePoolSourceTest {
 
     long t = System.nanoTime();
     api.create(POOLS, pool("qwen3", "app", "vllm-qwen3", 8000));
-    within1s(t, "llm/vllm-a");
+    promptly(t, "llm/vllm-a");
 
     // The selector changes: other pods.
     t = System.nanoTime();
     api.replace(POOLS, pool("qwen3", "app", "vllm-gpu", 8000));
-    within1s(t, "llm/vllm-g");
+    promptly(t, "llm/vllm-g");
 
     // Two target ports: one endpoint per pod and port.
     t = System.nanoTime();
     api.replace(POOLS, pool("qwen3", "app", "vllm-gpu", 8000, 8001));
-    List<Endpoint> two = within1s(t, "llm/vllm-g", "llm/vllm-g:8001");
+    List<Endpoint> two = promptly(t, "llm/vllm-g", "llm/vllm-g:8001");
     assertThat(two.get(1).uri()).isEqualTo(URI.create("http://192.0.2.7:8001"));
 
     // The port changes.
@@ -174,7 +179,7 @@ class InferencePoolSourceTest {
     api.replace(POOLS, pool("qwen3", "app", "vllm-gpu", 9000));
     List<Endpoint> moved = deliveries.await("port 9000",
         set -> set.size() == 1 && set.get(0).uri().getPort() == 9000);
-    assertThat(System.nanoTime() - t).isLessThan(SECOND);
+    assertThat(System.nanoTime() - t).isLessThan(PROMPTLY);
     assertThat(moved.get(0).id()).isEqualTo("llm/vllm-g");
 
     // The pool is deleted: nothing.
