@@ -3,13 +3,12 @@ package dev.kinference.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.kinference.testkit.CommandRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,7 +26,7 @@ class BenchScriptsTest {
 
   @Test
   void theStatisticsAndTheScriptsPassTheirPythonTests() throws Exception {
-    Result tests = python(BENCH.resolve("test_paired_stats.py").toString());
+    CommandRun tests = python(BENCH.resolve("test_paired_stats.py").toString());
     assertThat(tests.exit()).as(tests.output()).isZero();
     assertThat(tests.output()).contains("OK").doesNotContain("FAIL");
   }
@@ -38,7 +37,7 @@ class BenchScriptsTest {
       CliRun r = smokeBench(dir.resolve("seed-" + seed), seed, "kinference-precise,random");
       assertThat(r.status()).as(r.err()).isZero();
     }
-    Result summary = python(BENCH.resolve("paired-seeds.py").toString(), "summarize", dir.toString());
+    CommandRun summary = python(BENCH.resolve("paired-seeds.py").toString(), "summarize", dir.toString());
     assertThat(summary.exit()).as(summary.output()).isZero();
     assertThat(summary.output()).startsWith("shared-prefix  random               n=  3 ours ")
         .containsPattern("diff [ +-]+\\d+\\.\\d\\d \\[[ +-]+\\d+\\.\\d\\d, [ +-]+\\d+\\.\\d\\d\\] ahead/behind on "
@@ -53,7 +52,7 @@ class BenchScriptsTest {
       assertThat(r.status()).as(r.err()).isZero();
       Files.writeString(dir.resolve("seed-" + seed + ".txt"), r.out()); // what the script keeps of each seed's run
     }
-    Result summary = python(BENCH.resolve("replicas-seeds.py").toString(), "--analyze-only", "--seeds", "2",
+    CommandRun summary = python(BENCH.resolve("replicas-seeds.py").toString(), "--analyze-only", "--seeds", "2",
         "--first-seed", "1", "--dir", dir.toString(), "--scenario", "smoke", "--replicas", "2", "--routers",
         "kinference-precise", "--workloads", "shared-prefix");
     assertThat(summary.exit()).as(summary.output()).isZero();
@@ -72,40 +71,16 @@ class BenchScriptsTest {
     return CliRun.of(args.toArray(String[]::new));
   }
 
-  record Result(int exit, String output) {}
-
-  private static Result python(String... args) throws InterruptedException {
+  private static CommandRun python(String... args) throws InterruptedException {
     for (String candidate : List.of("python3", "/usr/bin/python3")) { // PATH's first, then the system's (apt's)
       List<String> command = new ArrayList<>(List.of(candidate));
       command.addAll(List.of(args));
-      Result result = run(command);
-      if (result.exit() != NOT_STARTED) {
+      CommandRun result = CommandRun.of(command, Duration.ofMinutes(2));
+      if (result.started()) {
         return result;
       }
     }
     fail(INSTALL);
     throw new AssertionError(INSTALL);
-  }
-
-  private static final int NOT_STARTED = Integer.MIN_VALUE;
-
-  private static Result run(List<String> command) throws InterruptedException {
-    Process process;
-    try {
-      process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    } catch (IOException e) {
-      return new Result(NOT_STARTED, String.valueOf(e.getMessage()));
-    }
-    String output;
-    try (var in = process.getInputStream()) {
-      output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      output = String.valueOf(e.getMessage());
-    }
-    if (!process.waitFor(120, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      return new Result(-1, "did not finish in 120 s: " + output);
-    }
-    return new Result(process.exitValue(), output);
   }
 }

@@ -3,10 +3,9 @@ package dev.kinference.vllm.template;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.kinference.testkit.CommandRun;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,30 +31,12 @@ class ChatTemplateCorpusFreshnessTest {
       fail(INSTALL);
       return;
     }
-    Result check = run(python, "src/test/python/render_corpus.py", "--check");
+    CommandRun check = run(python, "src/test/python/render_corpus.py", "--check");
     assertThat(check.exit()).as(check.output()).isZero();
     assertThat(check.output()).contains("expected/ matches Jinja2");
   }
 
-  record Result(int exit, String output) {}
-
-  private static Result run(String... command) throws InterruptedException {
-    Process process;
-    try {
-      process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    } catch (IOException e) {
-      return new Result(-1, String.valueOf(e.getMessage()));
-    }
-    String output;
-    try (var in = process.getInputStream()) {
-      output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      output = String.valueOf(e.getMessage());
-    }
-    if (!process.waitFor(120, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      return new Result(-1, "did not finish in 120 s: " + output);
-    }
-    return new Result(process.exitValue(), output);
+  private static CommandRun run(String... command) throws InterruptedException {
+    return CommandRun.of(List.of(command), Duration.ofMinutes(2));
   }
 }
