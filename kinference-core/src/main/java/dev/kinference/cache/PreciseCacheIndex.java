@@ -1,8 +1,8 @@
 package dev.kinference.cache;
 
 import dev.kinference.endpoint.EndpointState;
-import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.prompt.BlockKeys;
+import dev.kinference.prompt.PrefixKeys;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
