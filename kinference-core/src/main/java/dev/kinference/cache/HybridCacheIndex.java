@@ -74,6 +74,12 @@ public final class HybridCacheIndex implements CacheIndex {
         Registration r = registrations[slot];
         if (r != null && r.endpoint() == candidates[i]) {
           matchedBlocks[i] = r.groups().limit(keys, matchedBlocks[i]);
+          if (delegate.isPrecise()) {
+            // a prompt still queued there has no events in the other groups yet: the cut would always take its
+            // credit away (PreciseCacheIndex), though vLLM computes every group of it before a request behind it runs
+            matchedBlocks[i] = Math.max(matchedBlocks[i],
+                candidates[i].promptsAwaitingFirstToken().longestSharedPrefix(keys));
+          }
         }
       }
     }

@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * system prompts every group then lived on every server, and past saturation the servers ran out of KV memory
  * (docs/BENCHMARKS.md, "Prompts still in their prefill").
  *
- * <p>Thread-safe and lock-free: a {@link ConcurrentHashMap} keyed by the dispatch (a decision); a lookup
+ * <p>Thread-safe and lock-free: a {@link ConcurrentHashMap} keyed by a token per dispatch; a lookup
  * reads a weakly consistent view, which routing tolerates. A prompt is held only until its first token or its end is
  * reported, so the map holds at most the endpoint's requests in flight (and never more than {@value #MAX_HELD}).
  */
@@ -38,7 +38,15 @@ public final class PromptsAwaitingFirstToken {
   /** An empty set; each {@link EndpointState} has its own. */
   PromptsAwaitingFirstToken() {}
 
-  /** Records {@code keys} as sent by {@code dispatch} (a key with identity equality, such as a decision). */
+  /** Whether a prompt with these keys is long enough that a prefix it shares could be credited. */
+  public static boolean canCredit(PrefixKeys keys) {
+    return keys.size() * (long) keys.blockSize() >= MIN_SHARED_TOKENS;
+  }
+
+  /**
+   * Records {@code keys} as sent by {@code dispatch}, a key with identity equality that holds nothing else (a token
+   * of its own, so an unreported dispatch keeps no request alive).
+   */
   public void add(Object dispatch, PrefixKeys keys) {
     if (byDispatch.size() >= MAX_HELD) {
       byDispatch.clear();
@@ -56,7 +64,7 @@ public final class PromptsAwaitingFirstToken {
    * {@value #MIN_SHARED_TOKENS} tokens; else 0.
    */
   public int longestSharedPrefix(PrefixKeys keys) {
-    if (byDispatch.isEmpty() || keys.size() * (long) keys.blockSize() < MIN_SHARED_TOKENS) {
+    if (byDispatch.isEmpty() || !canCredit(keys)) {
       return 0;
     }
     int longest = 0;

@@ -311,8 +311,7 @@ final class DecisionSteps {
       PrefixKeys keys = s.prompt.keys(chosen.blockSize(defaultBlockSize));
       cacheIndex.onRouted(chosen, keys, s.request.promptRetention());
       if (cacheIndex.isPrecise()) {
-        // held there before its events say so: PromptsAwaitingFirstToken; released by the decision's first report
-        chosen.promptsAwaitingFirstToken().add(decision, keys);
+        decision.holdUntilFirstReport(keys); // held there before its events say so, until the first report
       }
     }
     if (s.chosenCandidate >= 0) {

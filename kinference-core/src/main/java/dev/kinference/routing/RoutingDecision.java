@@ -2,6 +2,8 @@ package dev.kinference.routing;
 
 import dev.kinference.endpoint.Endpoint;
 import dev.kinference.endpoint.EndpointState;
+import dev.kinference.endpoint.PromptsAwaitingFirstToken;
+import dev.kinference.prompt.PrefixKeys;
 import dev.kinference.request.InferenceRequest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,6 +52,9 @@ public final class RoutingDecision {
   private final int runningAtDispatch;
   private final int waitingAtDispatch;
   private final AtomicInteger state = new AtomicInteger(DISPATCHED);
+  /** The prompt's keys while its endpoint counts them as held, and the token they are held under there. */
+  private volatile @Nullable PrefixKeys heldKeys;
+  private volatile @Nullable Object heldToken;
 
   RoutingDecision(Router router, InferenceRequest request, EndpointState[] ranked, int rankedCount, int position,
       int[] cachedTokens, double[] predictedTtft, double[] totals, double[] scores, String[] scorerNames,
@@ -176,7 +181,7 @@ public final class RoutingDecision {
   public void reportFirstToken() {
     if (accounted && state.compareAndSet(DISPATCHED, FIRST_TOKEN)) {
       EndpointState e = ranked[position];
-      e.promptsAwaitingFirstToken().remove(this);
+      release(e);
       e.onFirstToken(uncachedTokens(), generation);
       router.ttftModel().learn(e, pendingPrefillAtDispatch + uncachedTokens(), uncachedTokens(),
           cachedPrefixTokens(), runningAtDispatch, waitingAtDispatch, router.nanoTime() - dispatchedAtNanos);
@@ -208,8 +213,37 @@ public final class RoutingDecision {
     if (position + 1 >= rankedCount) {
       return null;
     }
-    return new RoutingDecision(router, request, ranked, rankedCount, position + 1, cachedTokens, predictedTtft,
-        totals, scores, scorerNames, promptTokens, policyTrace, notes, accounted, router.nanoTime());
+    RoutingDecision next = new RoutingDecision(router, request, ranked, rankedCount, position + 1, cachedTokens,
+        predictedTtft, totals, scores, scorerNames, promptTokens, policyTrace, notes, accounted, router.nanoTime());
+    PrefixKeys keys = heldKeys;
+    if (keys != null && !next.endpointState().endpoint().isExternal()
+        && next.endpointState().blockSize(keys.blockSize()) == keys.blockSize()) {
+      next.holdUntilFirstReport(keys);
+    }
+    return next;
+  }
+
+  /**
+   * Counts the prompt's {@code keys} as held on the chosen endpoint until this decision's first report (a precise
+   * index reads them: {@link dev.kinference.endpoint.PromptsAwaitingFirstToken}); a retry on the next alternate
+   * moves them there. Only a prompt long enough to be credited is held, and under a token of its own, so a decision
+   * its caller never reports keeps no more than its keys alive.
+   */
+  void holdUntilFirstReport(PrefixKeys keys) {
+    if (!accounted || !PromptsAwaitingFirstToken.canCredit(keys) || state.get() != DISPATCHED) {
+      return;
+    }
+    Object token = new Object();
+    heldKeys = keys;
+    heldToken = token;
+    ranked[position].promptsAwaitingFirstToken().add(token, keys);
+  }
+
+  private void release(EndpointState e) {
+    Object token = heldToken;
+    if (token != null) {
+      e.promptsAwaitingFirstToken().remove(token);
+    }
   }
 
   /** Whether {@link #reportFinished} or {@link #reportFailed} was called. */
@@ -228,7 +262,7 @@ public final class RoutingDecision {
     }
     EndpointState e = ranked[position];
     if (previous != FIRST_TOKEN) {
-      e.promptsAwaitingFirstToken().remove(this);
+      release(e);
     }
     e.onFinished(previous == FIRST_TOKEN, uncachedTokens(), generation, succeeded);
     if (usage.promptTokens() > 0) {

@@ -48,11 +48,13 @@ class PromptsAwaitingFirstTokenTest {
   void twoDispatchesOfTheSamePromptAreHeldUntilBothAreRemoved() {
     PromptsAwaitingFirstToken held = new PromptsAwaitingFirstToken();
     Object first = new Object();
+    Object second = new Object();
     held.add(first, keys(1, 2));
-    held.add(new Object(), keys(1, 2));
+    held.add(second, keys(1, 2));
     held.remove(first);
-
     assertThat(held.longestSharedPrefix(keys(1, 2))).isEqualTo(2);
+    held.remove(second);
+    assertThat(held.longestSharedPrefix(keys(1, 2))).isZero();
   }
 
   @Test
@@ -72,5 +74,7 @@ class PromptsAwaitingFirstTokenTest {
       held.add(new Object(), keys(i, i + 1));
     }
     assertThat(held.size()).isBetween(1, PromptsAwaitingFirstToken.MAX_HELD);
+    held.add(new Object(), keys(7, 8));
+    assertThat(held.longestSharedPrefix(keys(7, 8))).as("the newest is kept").isEqualTo(2);
   }
 }

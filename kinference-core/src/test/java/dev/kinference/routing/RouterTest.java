@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.kinference.cache.HybridCacheIndex;
+import dev.kinference.cache.HybridGroups;
 import dev.kinference.cache.KvEvent;
 import dev.kinference.cache.PreciseCacheIndex;
 import dev.kinference.endpoint.Endpoint;
@@ -510,6 +512,50 @@ class RouterTest {
     assertThat(state(router, home).promptsAwaitingFirstToken().size()).as("released by the first report").isZero();
     assertThat(router.preview(chat(context, "third question")).cachedPrefixTokens())
         .as("from then on only the server's events say what it holds").isZero();
+  }
+
+  @Test
+  void aRetriedPromptIsHeldOnTheAlternateItMovesTo() {
+    Router router = builder(3).cacheIndex(new PreciseCacheIndex()).build();
+    scrapeAll(router, 0);
+    String context = "Long shared context." + words(4, 5000);
+    RoutingDecision first = router.route(chat(context, "first question"));
+    RoutingDecision moved = Objects.requireNonNull(first.retryOnNextAlternate());
+
+    assertThat(state(router, first.endpoint().id()).promptsAwaitingFirstToken().size()).isZero();
+    assertThat(state(router, moved.endpoint().id()).promptsAwaitingFirstToken().size()).isEqualTo(1);
+    assertThat(router.preview(chat(context, "second question")).endpoint().id()).isEqualTo(moved.endpoint().id());
+    moved.reportFinished(Usage.UNKNOWN);
+    assertThat(state(router, moved.endpoint().id()).promptsAwaitingFirstToken().size()).isZero();
+  }
+
+  @Test
+  void aPromptTooShortToBeCreditedIsNotHeld() {
+    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
+    scrapeAll(router, 0);
+    RoutingDecision d = router.route(chat("Short system prompt.", "q"));
+    assertThat(state(router, d.endpoint().id()).promptsAwaitingFirstToken().size()).isZero();
+  }
+
+  /**
+   * Regression: with a hybrid model's groups registered, the groups' rule cut a queued prompt's credit to nothing
+   * (it has no events in the other groups yet), so the credit never applied where the gateway wraps its index.
+   */
+  @Test
+  void aHybridModelsQueuedPromptIsCreditedToo() {
+    HybridCacheIndex index = HybridCacheIndex.wrap(new PreciseCacheIndex());
+    Router router = builder(3).cacheIndex(index).build();
+    for (EndpointState e : router.fleet().endpoints()) {
+      HybridGroups groups = new HybridGroups(MODEL);
+      groups.declare(1, HybridGroups.Role.SLIDING_WINDOW, 4096, 16);
+      index.register(e, groups);
+    }
+    scrapeAll(router, 0);
+    String context = "Long shared context." + words(4, 5000);
+    RoutingDecision first = router.route(chat(context, "first question"));
+    RoutingDecision second = router.route(chat(context, "second question"));
+    assertThat(second.endpoint().id()).isEqualTo(first.endpoint().id());
+    assertThat(second.cachedPrefixTokens()).isGreaterThan(second.promptTokens() * 9 / 10);
   }
 
   @Test
