@@ -496,9 +496,8 @@ class RouterTest {
    */
   @Test
   void aPromptSharingTheLongPrefixOfOneStillAwaitingItsFirstTokenGoesWhereThatOneWent() {
-    Router router = builder(3).cacheIndex(new PreciseCacheIndex()).build();
-    scrapeAll(router, 0);
-    String context = "Long shared context." + words(4, 5000);
+    Router router = idlePrecise(3);
+    String context = LONG_CONTEXT;
     RoutingDecision first = router.route(chat(context, "first question"));
     String home = first.endpoint().id();
 
@@ -514,11 +513,20 @@ class RouterTest {
         .as("from then on only the server's events say what it holds").isZero();
   }
 
+  /** Over 4,096 tokens: long enough for its prefix to be credited while it awaits its first token. */
+  private static final String LONG_CONTEXT = "Long shared context." + words(4, 5000);
+
+  /** {@code n} endpoints, a precise index, every endpoint scraped idle. */
+  private Router idlePrecise(int n) {
+    Router router = builder(n).cacheIndex(new PreciseCacheIndex()).build();
+    scrapeAll(router, 0);
+    return router;
+  }
+
   @Test
   void aRetriedPromptIsHeldOnTheAlternateItMovesTo() {
-    Router router = builder(3).cacheIndex(new PreciseCacheIndex()).build();
-    scrapeAll(router, 0);
-    String context = "Long shared context." + words(4, 5000);
+    Router router = idlePrecise(3);
+    String context = LONG_CONTEXT;
     RoutingDecision first = router.route(chat(context, "first question"));
     RoutingDecision moved = Objects.requireNonNull(first.retryOnNextAlternate());
 
@@ -531,8 +539,7 @@ class RouterTest {
 
   @Test
   void aPromptTooShortToBeCreditedIsNotHeld() {
-    Router router = builder(2).cacheIndex(new PreciseCacheIndex()).build();
-    scrapeAll(router, 0);
+    Router router = idlePrecise(2);
     RoutingDecision d = router.route(chat("Short system prompt.", "q"));
     assertThat(state(router, d.endpoint().id()).promptsAwaitingFirstToken().size()).isZero();
   }
@@ -551,9 +558,8 @@ class RouterTest {
       index.register(e, groups);
     }
     scrapeAll(router, 0);
-    String context = "Long shared context." + words(4, 5000);
-    RoutingDecision first = router.route(chat(context, "first question"));
-    RoutingDecision second = router.route(chat(context, "second question"));
+    RoutingDecision first = router.route(chat(LONG_CONTEXT, "first question"));
+    RoutingDecision second = router.route(chat(LONG_CONTEXT, "second question"));
     assertThat(second.endpoint().id()).isEqualTo(first.endpoint().id());
     assertThat(second.cachedPrefixTokens()).isGreaterThan(second.promptTokens() * 9 / 10);
   }
