@@ -77,8 +77,7 @@ public final class HybridCacheIndex implements CacheIndex {
           if (delegate.isPrecise()) {
             // a prompt still queued there has no events in the other groups yet: the cut would always take its
             // credit away (PreciseCacheIndex), though vLLM computes every group of it before a request behind it runs
-            matchedBlocks[i] = Math.max(matchedBlocks[i],
-                candidates[i].promptsAwaitingFirstToken().longestSharedPrefix(keys));
+            matchedBlocks[i] = candidates[i].promptsAwaitingFirstToken().credited(matchedBlocks[i], keys);
           }
         }
       }

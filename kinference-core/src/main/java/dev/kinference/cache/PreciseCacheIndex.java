@@ -104,7 +104,7 @@ public final class PreciseCacheIndex extends BlockIndexBase {
   public void lookup(PrefixKeys keys, EndpointState[] candidates, int count, int[] matchedBlocks) {
     super.lookup(keys, candidates, count, matchedBlocks);
     for (int i = 0; i < count; i++) {
-      matchedBlocks[i] = Math.max(matchedBlocks[i], candidates[i].promptsAwaitingFirstToken().longestSharedPrefix(keys));
+      matchedBlocks[i] = candidates[i].promptsAwaitingFirstToken().credited(matchedBlocks[i], keys);
     }
   }
 

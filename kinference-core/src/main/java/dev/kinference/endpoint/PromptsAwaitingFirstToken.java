@@ -74,6 +74,14 @@ public final class PromptsAwaitingFirstToken {
     return longest * (long) keys.blockSize() >= MIN_SHARED_TOKENS ? longest : 0;
   }
 
+  /**
+   * What an index that found {@code heldBlocks} of {@code keys} held on this endpoint counts as held: those, or the
+   * longer prefix a prompt awaiting its first token here shares. The one place a lookup applies the credit.
+   */
+  public int credited(int heldBlocks, PrefixKeys keys) {
+    return heldBlocks >= keys.size() ? heldBlocks : Math.max(heldBlocks, longestSharedPrefix(keys));
+  }
+
   /** The number of prompts held. */
   public int size() {
     return byDispatch.size();

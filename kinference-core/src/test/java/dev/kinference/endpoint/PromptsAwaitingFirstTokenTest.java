@@ -77,4 +77,13 @@ class PromptsAwaitingFirstTokenTest {
     held.add(new Object(), keys(7, 8));
     assertThat(held.longestSharedPrefix(keys(7, 8))).as("the newest is kept").isEqualTo(2);
   }
+
+  @Test
+  void aLookupCountsWhatTheIndexFoundOrTheLongerSharedPrefix() {
+    PromptsAwaitingFirstToken held = new PromptsAwaitingFirstToken();
+    held.add(new Object(), keys(1, 2, 3));
+    assertThat(held.credited(0, keys(1, 2, 3, 4))).isEqualTo(3);
+    assertThat(held.credited(4, keys(1, 2, 3, 4))).as("the whole prompt found already").isEqualTo(4);
+    assertThat(held.credited(1, keys(9, 2))).as("nothing shared: what was found").isEqualTo(1);
+  }
 }
