@@ -38,6 +38,9 @@ import picocli.CommandLine.Option;
         ""})
 public final class BenchCommand implements Callable<Integer> {
 
+  /** A fleet option left out: the scenario's value. */
+  private static final int NOT_GIVEN = Integer.MIN_VALUE;
+
   @CommandLine.Spec
   @SuppressWarnings("NullAway.Init") // injected by picocli before call()
   CommandLine.Model.CommandSpec spec;
@@ -65,7 +68,7 @@ public final class BenchCommand implements Callable<Integer> {
           + "(uncached) prompt tokens per second over that, plus its decoding; the bench estimates this before "
           + "replaying, and warns (with a --servers to use) when the fleet is too small, since every router then "
           + "saturates.")
-  int servers;
+  int servers = NOT_GIVEN;
 
   @Option(names = "--gpu", paramLabel = "NAME",
       description = "Each server's GPU: L40S, A100-80G, H100 or H200 (default: the scenario's).")
@@ -79,7 +82,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--tensor-parallel", paramLabel = "N",
       description = "GPUs per server (default: the scenario's).")
-  int tensorParallel;
+  int tensorParallel = NOT_GIVEN;
 
   @Option(names = "--cpu-offload-gib", paramLabel = "GIB",
       description = "Give each server a KV offload tier of GIB GiB of host memory, as vLLM's offloading connector "
@@ -214,9 +217,9 @@ public final class BenchCommand implements Callable<Integer> {
               + " (the EPP's shedding) runs with --ladder only");
         }
       }
-      BenchmarkPlan.FleetOverride fleet = new BenchmarkPlan.FleetOverride(servers,
-          gpu == null ? null : GpuSpec.named(gpu), model == null ? null : ModelSpec.named(model), tensorParallel,
-          cpuOffloadGib);
+      BenchmarkPlan.FleetOverride fleet = new BenchmarkPlan.FleetOverride(given("--servers", servers, 4096),
+          gpu == null ? null : GpuSpec.named(gpu), model == null ? null : ModelSpec.named(model),
+          given("--tensor-parallel", tensorParallel, 64), cpuOffloadGib);
       BenchmarkPlan plan = new BenchmarkPlan(scenario, trace, speedup, fleet, withReplicas(), workloads, concurrency,
           rates, warmup, duration, seed, threads, tenantMix, repeat,
           new BenchmarkPlan.RouterViewOverride(millisOrNull(scrapeIntervalMs), millisOrNull(metricsDelayMs),
@@ -247,7 +250,8 @@ public final class BenchCommand implements Callable<Integer> {
       addIf(refused, warmup >= 0 || duration > 0, "--warmup/--duration");
       addIf(refused, !workloads.isEmpty() || tenantMix || !sharedPrefix.isEmpty() || !multiTurn.isEmpty()
           || !agentic.isEmpty(), "workload options");
-      addIf(refused, servers != 0 || gpu != null || model != null || tensorParallel != 0 || cpuOffloadGib != 0,
+      addIf(refused, servers != NOT_GIVEN || gpu != null || model != null || tensorParallel != NOT_GIVEN
+          || cpuOffloadGib != 0,
           "fleet options");
       addIf(refused, routerReplicas != null, "--router-replicas");
       addIf(refused, scrapeIntervalMs != null || metricsDelayMs != null || kvEventDelayMs != null, "delays");
@@ -274,6 +278,20 @@ public final class BenchCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("kinference bench: " + e.getMessage());
       return 2;
     }
+  }
+
+  /**
+   * The value of a fleet option for {@link BenchmarkPlan.FleetOverride}, where 0 means the scenario's: refuses an
+   * explicit 0 (or any value out of range) instead of quietly running the scenario's fleet.
+   */
+  private static int given(String option, int value, int max) {
+    if (value == NOT_GIVEN) {
+      return 0;
+    }
+    if (value < 1 || value > max) {
+      throw new IllegalArgumentException(option + " must be 1 to " + max + ": " + value);
+    }
+    return value;
   }
 
   private static void addIf(List<String> list, boolean condition, String name) {

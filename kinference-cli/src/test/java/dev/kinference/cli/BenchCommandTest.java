@@ -83,7 +83,13 @@ class BenchCommandTest {
     assertThat(gpu.err()).contains("unknown GPU 'tpu'").contains("H100");
     CliRun many = CliRun.of("bench", "--scenario", "smoke", "--servers", "5000", "--out", dir.toString());
     assertThat(many.status()).isEqualTo(2);
-    assertThat(many.err()).contains("servers must be in [1, 4096]: 5000");
+    assertThat(many.err()).contains("--servers must be 1 to 4096: 5000");
+    CliRun none = CliRun.of("bench", "--scenario", "smoke", "--servers", "0", "--out", dir.toString());
+    assertThat(none.status()).as("--servers 0 is refused, not read as the scenario's fleet").isEqualTo(2);
+    assertThat(none.err()).contains("--servers must be 1 to 4096: 0");
+    CliRun noGpus = CliRun.of("bench", "--scenario", "smoke", "--tensor-parallel", "0", "--out", dir.toString());
+    assertThat(noGpus.status()).isEqualTo(2);
+    assertThat(noGpus.err()).contains("--tensor-parallel must be 1 to 64: 0");
   }
 
   @Test
