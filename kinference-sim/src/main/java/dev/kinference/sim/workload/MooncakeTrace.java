@@ -1,5 +1,6 @@
 package dev.kinference.sim.workload;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.request.InferenceRequest;
@@ -98,7 +99,12 @@ public final class MooncakeTrace implements TimedWorkload {
         try {
           JsonNode node = json.readTree(line);
           entries.add(parse(node));
-        } catch (IOException | RuntimeException e) {
+        } catch (JsonProcessingException e) {
+          // Jackson's own message ends with a source location that says nothing here ("REDACTED", line 1).
+          String column = e.getLocation() == null ? "" : " at column " + e.getLocation().getColumnNr();
+          throw new IllegalArgumentException(source + " line " + number + column + ": malformed JSON: "
+              + e.getOriginalMessage().replaceAll(" \\(start marker at \\[Source:.*?column: \\d+\\]\\)", ""), e);
+        } catch (RuntimeException e) {
           throw new IllegalArgumentException(source + " line " + number + ": " + e.getMessage(), e);
         }
       }

@@ -149,7 +149,8 @@ class WorkloadTest {
         {"timestamp": 5, "input_length": 10, "output_length": 5
         """;
     assertThatThrownBy(() -> MooncakeTrace.read(new StringReader(trace), "m", 0, "t.jsonl"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("t.jsonl line 2");
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("t.jsonl line 2 at column")
+        .hasMessageContaining("malformed JSON").hasMessageNotContaining("REDACTED");
     String missing = "{\"timestamp\": 0, \"output_length\": 5, \"hash_ids\": []}\n";
     assertThatThrownBy(() -> MooncakeTrace.read(new StringReader(missing), "m", 0, "t.jsonl"))
         .hasMessageContaining("line 1").hasMessageContaining("input_length");
