@@ -107,7 +107,8 @@ class BenchCommandTest {
 
   @Test
   void theLadderRunsOnlyLlmdsPublishedSetupAndSaysWhatItRefuses(@TempDir Path dir) {
-    assertThat(CliRun.of("bench", "--help").out()).contains("--ladder=MODE").contains("llm-d-estimated");
+    assertThat(CliRun.of("bench", "--help").out()).contains("--ladder=MODE").contains("llm-d-estimated")
+        .contains("kinference-precise-no-tier");
     CliRun scenario = CliRun.of("bench", "--ladder", "drain", "--out", dir.toString());
     assertThat(scenario.status()).isEqualTo(2);
     assertThat(scenario.err()).contains("use it with --scenario llm-d");

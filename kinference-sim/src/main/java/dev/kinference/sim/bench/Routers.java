@@ -31,9 +31,10 @@ public final class Routers {
 
   /**
    * Routers that are known by name but not part of {@link #ALL}: {@code llm-d-estimated}, the approximate scheduler
-   * of llm-d's published precise-prefix benchmark (64-character blocks, at most 256, weights 1 / 1 / 1).
+   * of llm-d's published precise-prefix benchmark (64-character blocks, at most 256, weights 1 / 1 / 1), and
+   * {@link #OURS_NO_TIER}, for runs with {@code --cpu-offload-gib}.
    */
-  public static final List<String> EXTRA = List.of("llm-d-estimated");
+  public static final List<String> EXTRA = List.of("llm-d-estimated", OURS_NO_TIER);
 
   private Routers() {}
 

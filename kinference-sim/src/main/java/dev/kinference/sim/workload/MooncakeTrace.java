@@ -176,11 +176,15 @@ public final class MooncakeTrace implements TimedWorkload {
    * from one of {@code documents} shared documents (long common prefixes), the rest are new.
    */
   public static List<Entry> synthesize(long seed, int requests, double ratePerSecond, int documents) {
+    if (requests < 1 || !(ratePerSecond > 0) || Double.isInfinite(ratePerSecond) || documents < 1) {
+      throw new IllegalArgumentException("a synthetic trace needs at least 1 request, a finite rate above 0 and at "
+          + "least 1 document: " + requests + " requests, " + ratePerSecond + "/s, " + documents + " documents");
+    }
     SplittableRandom r = new SplittableRandom(seed);
     List<Entry> out = new ArrayList<>();
     List<long[]> conversations = new ArrayList<>();
     long nextId = 0;
-    long[][] docs = new long[Math.max(1, documents)][];
+    long[][] docs = new long[documents][];
     for (int d = 0; d < docs.length; d++) {
       docs[d] = new long[2 + r.nextInt(6)];
       for (int i = 0; i < docs[d].length; i++) {
@@ -210,6 +214,18 @@ public final class MooncakeTrace implements TimedWorkload {
       conversations.add(ids);
     }
     return out;
+  }
+
+  /**
+   * {@code java ... MooncakeTrace OUT [REQUESTS [RATE [DOCUMENTS [SEED]]]]}: writes {@link #synthesize}'s trace. The
+   * defaults (200 requests at 2 a second over 6 documents, seed 7) give the committed sample trace
+   * {@code kinference-sim/src/test/resources/traces/mooncake-sample.jsonl}.
+   */
+  public static void main(String[] args) throws IOException {
+    TraceWriterMain.run("MooncakeTrace", "OUT.jsonl [REQUESTS [RATE [DOCUMENTS [SEED]]]]", 5, args,
+        a -> synthesize(TraceWriterMain.longArg(a, 4, 7), TraceWriterMain.intArg(a, 1, 200),
+            TraceWriterMain.doubleArg(a, 2, 2.0), TraceWriterMain.intArg(a, 3, 6)),
+        entries -> ToolAgentTrace.Statistics.of(entries).toString());
   }
 
   public List<Entry> entries() {

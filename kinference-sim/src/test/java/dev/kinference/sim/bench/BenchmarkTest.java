@@ -132,7 +132,7 @@ class BenchmarkTest {
         .hasMessageContaining("unknown scenario").hasMessageContaining("smoke");
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, SAME_FLEET, List.of("magic"), List.of(), List.of(),
         List.of(), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir).toScenario())
-        .hasMessageContaining("unknown router");
+        .hasMessageContaining("unknown router").hasMessageContaining(Routers.OURS_NO_TIER);
     assertThatThrownBy(() -> new BenchmarkPlan("smoke", null, 1, SAME_FLEET, List.of(), List.of(), List.of(2),
         List.of(1.0), -1, 0, null, 1, false, 1, BenchmarkPlan.RouterViewOverride.NONE, null, null, dir))
         .hasMessageContaining("not both");

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kinference.sim.engine.FinishReason;
 import dev.kinference.sim.engine.RequestOutcome;
 import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -14,6 +17,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class WorkloadTest {
 
@@ -165,5 +169,22 @@ class WorkloadTest {
     MooncakeTrace.write(entries, out);
     MooncakeTrace back = MooncakeTrace.read(new StringReader(out.toString()), "m", 0, "s");
     assertThat(back.entries()).isEqualTo(entries);
+  }
+
+  @Test
+  void theCommittedSampleTraceIsWhatMooncakeTraceWritesByDefault(@TempDir Path dir) throws Exception {
+    // docs/BENCHMARKS.md and docs/PERFORMANCE.md generate their traces with this command line
+    Path written = dir.resolve("sample.jsonl");
+    MooncakeTrace.main(new String[] {written.toString()});
+    try (var sample = Objects.requireNonNull(getClass().getResourceAsStream("/traces/mooncake-sample.jsonl"))) {
+      assertThat(Files.readString(written)).isEqualTo(new String(sample.readAllBytes(), StandardCharsets.UTF_8));
+    }
+    Path larger = dir.resolve("larger.jsonl");
+    MooncakeTrace.main(new String[] {larger.toString(), "300", "50", "4", "9"});
+    java.io.StringWriter expected = new java.io.StringWriter();
+    MooncakeTrace.write(MooncakeTrace.synthesize(9, 300, 50, 4), expected);
+    assertThat(Files.readString(larger)).isEqualTo(expected.toString());
+    assertThatThrownBy(() -> MooncakeTrace.synthesize(1, 10, 0, 4)).hasMessageContaining("rate above 0");
+    assertThatThrownBy(() -> MooncakeTrace.synthesize(1, 0, 5, 4)).hasMessageContaining("0 requests");
   }
 }
