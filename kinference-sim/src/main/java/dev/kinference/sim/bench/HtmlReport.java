@@ -19,7 +19,9 @@ import java.nio.charset.StandardCharsets;
  * A workload swept over several loads gets a line per router against load plus bars of its pooled figures; one run
  * at a single load (the demo) gets bars, each router's TTFT distribution, and requests finished over time.
  *
- * <p>{@code window.kinferenceCharts} lists the charts with their cards, for the rendering test.
+ * <p>{@code window.kinferenceCharts} lists the charts with their cards, for the rendering test. Charts are drawn on
+ * canvases, or as SVG elements when the page's URL ends in {@code #svg} ({@code bench/report-svg.py} composes those
+ * into one SVG image per workload).
  */
 final class HtmlReport {
 
@@ -264,10 +266,12 @@ final class HtmlReport {
               false, names.map(n => lineSeries(n, timeline(n))), 'req/min'));
         }
       }
-      // Charts are sized only now, with every card in its grid cell.
+      // Charts are sized only now, with every card in its grid cell. '#svg' asks for SVG elements instead of
+      // canvases, so that bench/report-svg.py can take the charts out of the page as text.
+      const renderer = location.hash === '#svg' ? 'svg' : 'canvas';
       window.kinferenceCharts = [];
       for (const p of pending) {
-        const chart = echarts.init(p.div);
+        const chart = echarts.init(p.div, null, {renderer});
         chart.setOption(p.option);
         p.section.push(chart);
         window.kinferenceCharts.push({chart, card: p.card, div: p.div});
