@@ -267,12 +267,13 @@ final class HtmlReport {
         }
       }
       // Charts are sized only now, with every card in its grid cell. '#svg' asks for SVG elements instead of
-      // canvases, so that bench/report-svg.py can take the charts out of the page as text.
+      // canvases, so that bench/report-svg.py can take the charts out of the page as text; drawn at once, without
+      // the animation, which headless Chromium's page dump would catch half-way (bars short, lines not yet drawn).
       const renderer = location.hash === '#svg' ? 'svg' : 'canvas';
       window.kinferenceCharts = [];
       for (const p of pending) {
         const chart = echarts.init(p.div, null, {renderer});
-        chart.setOption(p.option);
+        chart.setOption(renderer === 'svg' ? {...p.option, animation: false} : p.option);
         p.section.push(chart);
         window.kinferenceCharts.push({chart, card: p.card, div: p.div});
       }
