@@ -125,7 +125,10 @@ final class HtmlReport {
         'dynamo-kv': ['#9467bd', 'solid', 'arrow'],
         'oracle': ['#111111', [8, 3, 2, 3], 'roundRect'],
       };
-      const SPARE = ['#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d'];
+      // for routers not named above, such as the replicated NAME@N of --router-replicas (ten of them by default)
+      const SPARE = ['#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354',
+                     '#756bb1', '#636363', '#5254a3', '#8ca252', '#bd9e39', '#ad494a', '#a55194', '#6baed6',
+                     '#fd8d3c', '#74c476', '#9e9ac8', '#969696'];
       function styleOf(name) {
         const i = routers.indexOf(name);
         const [color, dash, symbol] = STYLES[name] || [SPARE[i % SPARE.length], ['solid', 'dashed', 'dotted'][i % 3],
