@@ -8,7 +8,7 @@ the section in the page's two columns, each chart a nested <svg> in a card as th
 so they can be committed where a PNG screenshot cannot (docs/img/, shown in docs/BENCHMARKS.md).
 
 Usage (from the repository root):
-  bench/report-svg.py kinference-report/demo.html docs/img --prefix demo
+  bench/report-svg.py kinference-report/demo.html docs/img --prefix demo-report
   bench/report-svg.py /tmp/shots-bench/kinference-paper.html docs/img
 
 PREFIX defaults to the report's file name without .html. Coordinates are rounded to 1 decimal to keep the files
@@ -184,10 +184,12 @@ def main():
     title = html.unescape(title.group(1)) if title else os.path.basename(args.report)
     os.makedirs(args.outdir, exist_ok=True)
     for workload, legend, charts in sections(dom):
-        if not charts or any(c is None for c in charts):
-            sys.exit("workload %s of %s drew %s: is Chromium's JavaScript failing on the page?" % (
-                workload, args.report, "no chart" if not charts else
-                "%d of its %d charts not" % (sum(c is None for c in charts), len(charts))))
+        if not charts:
+            sys.exit("workload %s of %s has no chart" % (workload, args.report))
+        if any(c is None for c in charts):
+            sys.exit("workload %s of %s drew no chart in %d of its %d chart cards (no <svg> in them): is the page's"
+                     " JavaScript failing in Chromium?" % (workload, args.report, sum(c is None for c in charts),
+                                                           len(charts)))
         svg = compose(title, workload, legend, charts)
         try:
             ElementTree.fromstring(svg)
