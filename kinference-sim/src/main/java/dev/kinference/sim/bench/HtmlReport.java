@@ -154,7 +154,7 @@ final class HtmlReport {
           title: {text: title, textStyle: {fontSize: 13}},
           tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}},
           legend: {show: false, data: names},
-          grid: {left: 8, right: 40, top: 40, bottom: 24, containLabel: true},
+          grid: {left: 8, right: 60, top: 40, bottom: 24, containLabel: true}, // room for the unit, "req/min"
           xAxis: {type: 'value', name: unit, nameLocation: 'end', nameGap: 6},
           yAxis: {type: 'category', data: names, inverse: true},
           // a series per router (its colour, and the legend toggles it), each with a bar in its own row only
