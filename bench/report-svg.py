@@ -114,7 +114,7 @@ def swatch_line(swatch):
 
 
 def text_width(text, bold):
-    return len(text) * (7.6 if bold else 7.0)  # 13 px system-ui: an estimate, the SVG has no text metrics
+    return len(text) * (7.8 if bold else 7.5)  # 13 px system-ui, generously: the SVG has no text metrics
 
 
 def compose(title, workload, legend, charts):
