@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,8 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The seed-by-seed bench scripts ({@code bench/paired-seeds.py}, {@code bench/replicas-seeds.py}), their shared
  * statistics ({@code bench/paired_stats.py}) and per-seed layout ({@code bench/seed_runs.py}): runs the scripts' own
  * Python tests, then each script on what {@code kinference bench} really writes (its JSON and its printed replicas
- * table), so a change of the bench's output that the scripts no longer read fails here. Needs python3
- * ({@code apt-get install python3}) and fails saying so without.
+ * table), so a change of the bench's output that the scripts no longer read fails here. Also {@code
+ * bench/report-svg.py} on the HTML report the bench writes. Needs python3 ({@code apt-get install python3}) and, for
+ * the report's images, chromium ({@code apt-get install chromium}), and fails saying so without.
  */
 class BenchScriptsTest {
 
@@ -61,6 +64,29 @@ class BenchScriptsTest {
         .containsPattern("shared-prefix +kinference-precise +1 +[\\d.]+ +[\\d.]+ +[\\d.]+% +[\\d.]+%")
         .containsPattern("kinference-precise +2 .*% \\[.*%\\] .*(met|missed|undecided)")
         .containsPattern("kinference-precise +2s .*(met|missed|undecided) +vs @2: ");
+  }
+
+  @Test
+  void reportSvgWritesOneImagePerWorkloadWithEachOfItsCharts(@TempDir Path dir) throws Exception {
+    CliRun bench = CliRun.of("bench", "--scenario", "smoke", "--routers", "kinference-precise,random", "--workloads",
+        "shared-prefix,unique", "--concurrency", "2,8", "--warmup", "1", "--duration", "3", "--threads", "1",
+        "--repeat", "1", "--no-progress", "--out", dir.toString());
+    assertThat(bench.status()).as(bench.err()).isZero();
+    Path images = dir.resolve("img");
+    // without chromium the script exits saying "apt-get install chromium", which the assertion shows
+    CommandRun svg = python(BENCH.resolve("report-svg.py").toString(), dir.resolve("smoke.html").toString(),
+        images.toString());
+    assertThat(svg.exit()).as(svg.output()).isZero();
+    for (String workload : List.of("shared-prefix", "unique")) {
+      String image = Files.readString(images.resolve("smoke-" + workload + ".svg"));
+      // six lines against load and four bar charts, each a nested <svg> placed in its column
+      assertThat(Pattern.compile("<svg x=\"").matcher(image).results().count()).as(workload).isEqualTo(10);
+      assertThat(image).contains("Workload: " + workload).contains(">kinference-precise</text>")
+          .contains(">random</text>").contains("peak goodput over the sweep");
+    }
+    try (Stream<Path> files = Files.list(images)) {
+      assertThat(files).hasSize(2);
+    }
   }
 
   private static CliRun smokeBench(Path out, int seed, String routers, String... more) {

@@ -19,7 +19,9 @@ import java.nio.charset.StandardCharsets;
  * A workload swept over several loads gets a line per router against load plus bars of its pooled figures; one run
  * at a single load (the demo) gets bars, each router's TTFT distribution, and requests finished over time.
  *
- * <p>{@code window.kinferenceCharts} lists the charts with their cards, for the rendering test.
+ * <p>{@code window.kinferenceCharts} lists the charts with their cards, for the rendering test. Charts are drawn on
+ * canvases, or as SVG elements when the page's URL ends in {@code #svg} ({@code bench/report-svg.py} composes those
+ * into one SVG image per workload).
  */
 final class HtmlReport {
 
@@ -123,7 +125,10 @@ final class HtmlReport {
         'dynamo-kv': ['#9467bd', 'solid', 'arrow'],
         'oracle': ['#111111', [8, 3, 2, 3], 'roundRect'],
       };
-      const SPARE = ['#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d'];
+      // for routers not named above, such as the replicated NAME@N of --router-replicas (ten of them by default)
+      const SPARE = ['#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354',
+                     '#756bb1', '#636363', '#5254a3', '#8ca252', '#bd9e39', '#ad494a', '#a55194', '#6baed6',
+                     '#fd8d3c', '#74c476', '#9e9ac8', '#969696'];
       function styleOf(name) {
         const i = routers.indexOf(name);
         const [color, dash, symbol] = STYLES[name] || [SPARE[i % SPARE.length], ['solid', 'dashed', 'dotted'][i % 3],
@@ -149,7 +154,7 @@ final class HtmlReport {
           title: {text: title, textStyle: {fontSize: 13}},
           tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}},
           legend: {show: false, data: names},
-          grid: {left: 8, right: 40, top: 40, bottom: 24, containLabel: true},
+          grid: {left: 8, right: 60, top: 40, bottom: 24, containLabel: true}, // room for the unit, "req/min"
           xAxis: {type: 'value', name: unit, nameLocation: 'end', nameGap: 6},
           yAxis: {type: 'category', data: names, inverse: true},
           // a series per router (its colour, and the legend toggles it), each with a bar in its own row only
@@ -264,11 +269,14 @@ final class HtmlReport {
               false, names.map(n => lineSeries(n, timeline(n))), 'req/min'));
         }
       }
-      // Charts are sized only now, with every card in its grid cell.
+      // Charts are sized only now, with every card in its grid cell. '#svg' asks for SVG elements instead of
+      // canvases, so that bench/report-svg.py can take the charts out of the page as text; drawn at once, without
+      // the animation, which headless Chromium's page dump would catch half-way (bars short, lines not yet drawn).
+      const renderer = location.hash === '#svg' ? 'svg' : 'canvas';
       window.kinferenceCharts = [];
       for (const p of pending) {
-        const chart = echarts.init(p.div);
-        chart.setOption(p.option);
+        const chart = echarts.init(p.div, null, {renderer});
+        chart.setOption(renderer === 'svg' ? {...p.option, animation: false} : p.option);
         p.section.push(chart);
         window.kinferenceCharts.push({chart, card: p.card, div: p.div});
       }

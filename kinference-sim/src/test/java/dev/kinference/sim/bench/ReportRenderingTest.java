@@ -24,11 +24,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Renders the HTML reports in headless Chromium and checks what it drew: each chart's canvas lies within its card,
- * every series has points and each point lies within its own chart's plot area (a chart sized before the grid had its
- * columns was drawn as wide as the page, its points in the next card), the routers' colours differ, and the legend's
- * entries do not overlap. Screenshots go to {@code target/report-screenshots/} for people to look at. Needs the
- * {@code chromium} binary (Debian package {@code chromium}).
+ * Renders every kind of HTML report in headless Chromium (a sweep of several workloads and every router, a single load
+ * point like the demo's, a trace replay, and replicated routers drawn as SVG elements by {@code #svg}) and
+ * checks what it drew: each chart's canvas (or SVG) lies within its card, every series has points and each point lies
+ * within its own chart's plot area (a chart sized before the grid had its columns was drawn as wide as the page, its
+ * points in the next card), the routers' colours differ, and the legend's entries do not overlap. Screenshots go to
+ * {@code target/report-screenshots/} for people to look at. Needs the {@code chromium} binary (Debian package
+ * {@code chromium}).
  */
 class ReportRenderingTest {
 
@@ -41,11 +43,14 @@ class ReportRenderingTest {
         const inside = (r, o, slack) => r.left >= o.left - slack && r.right <= o.right + slack
             && r.top >= o.top - slack && r.bottom <= o.bottom + slack;
         const out = {charts: [], legends: []};
+        const grids = [...document.querySelectorAll('.grid')];
         for (const c of (window.kinferenceCharts || [])) {
           const card = c.card.getBoundingClientRect();
           const canvas = c.div.querySelector('canvas, svg').getBoundingClientRect();
           const entry = {title: c.chart.getOption().title[0].text, canvasInCard: inside(canvas, card, 1),
-                         canvasWidth: canvas.width, cardWidth: card.width, series: []};
+                         canvasWidth: canvas.width, cardWidth: card.width, series: [],
+                         renderer: c.div.querySelector('canvas') ? 'canvas' : 'svg',
+                         section: grids.indexOf(c.card.parentElement)};
           c.chart.getModel().eachSeries(s => {
             const d = s.getData();
             const area = s.coordinateSystem.getArea ? s.coordinateSystem.getArea() : s.coordinateSystem.getRect();
@@ -87,16 +92,54 @@ class ReportRenderingTest {
       </script>
       """;
 
+  private static final VirtualFleet.Window SHORT =
+      new VirtualFleet.Window(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5));
+  private static final List<LoadPattern> TWO_LOADS =
+      List.of(new LoadPattern.ClosedLoop(2), new LoadPattern.ClosedLoop(16));
+
   @Test
-  void aSweepReportOfEveryRouterDrawsEveryChartInsideItsCard(@TempDir Path dir) throws Exception {
-    Benchmark.Scenario s = Scenarios.smoke().withWorkloads(List.of("shared-prefix"))
-        .withLoads(List.of(new LoadPattern.ClosedLoop(2), new LoadPattern.ClosedLoop(16)))
-        .withWindow(new VirtualFleet.Window(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5)));
+  void aSweepReportOfSeveralWorkloadsAndEveryRouterDrawsEveryChartInsideItsCard(@TempDir Path dir) throws Exception {
+    Benchmark.Scenario s = Scenarios.smoke().withLoads(TWO_LOADS).withWindow(SHORT);
     assertThat(s.routers()).isEqualTo(Routers.ALL);
+    assertThat(s.workloads()).hasSize(3);
     Path html = Reports.writeAll(Benchmark.run(s, Benchmark.Progress.NONE, 2), dir, "sweep").html();
-    JsonNode check = render(html, "sweep");
-    // six lines against load and four bar charts
-    assertChartsDrawnWithin(check, 10, Routers.ALL.size());
+    JsonNode check = render(html, "sweep", "");
+    // per workload, six lines against load and four bar charts, each chart in its own workload's grid
+    assertChartsDrawnWithin(check, 30, Routers.ALL.size(), "canvas");
+    assertThat(check.get("legends")).hasSize(3);
+    for (int i = 0; i < 30; i++) {
+      assertThat(check.get("charts").get(i).get("section").asInt()).as("chart %d's workload", i).isEqualTo(i / 10);
+    }
+  }
+
+  /** Also the SVG renderer's test ({@code #svg}, for {@code bench/report-svg.py}): the same checks hold. */
+  @Test
+  void aReportOfReplicatedRoutersDrawnAsSvgGivesEveryReplicaCountItsOwnColour(@TempDir Path dir) throws Exception {
+    // the routers of `kinference bench --router-replicas 2`: named NAME@N, none of them among the named styles
+    List<String> routers = List.of("kinference-precise@1", "kinference-precise@2", "kinference-precise@2s",
+        "kinference-approx@1", "kinference-approx@2", "kinference-approx@2s", "llm-d-precise@1", "llm-d-precise@2",
+        "llm-d-approx@1", "llm-d-approx@2");
+    Benchmark.Scenario s = Scenarios.smoke().withWorkloads(List.of("shared-prefix")).withRouters(routers)
+        .withLoads(TWO_LOADS).withWindow(SHORT);
+    Path html = Reports.writeAll(Benchmark.run(s, Benchmark.Progress.NONE, 2), dir, "replicas-svg").html();
+    assertChartsDrawnWithin(render(html, "replicas-svg", "#svg"), 10, routers.size(), "svg");
+  }
+
+  @Test
+  void aTraceReplayReportIsASingleLoadPointLikeTheDemos(@TempDir Path dir) throws Exception {
+    Path trace = dir.resolve("trace.jsonl");
+    try (var in = getClass().getResourceAsStream("/traces/mooncake-sample.jsonl")) {
+      // its first 50 requests (of 200): the report is the same, the simulation a quarter
+      List<String> lines = new String(java.util.Objects.requireNonNull(in).readAllBytes(), StandardCharsets.UTF_8)
+          .lines().toList();
+      Files.write(trace, lines.subList(0, 50), StandardCharsets.UTF_8);
+    }
+    Benchmark.Scenario s = Scenarios.trace(trace, 1, 2).withRouters(List.of(Routers.OURS, Routers.RANDOM));
+    Path html = Reports.writeAll(Benchmark.run(s, Benchmark.Progress.NONE, 2), dir, "trace").html();
+    JsonNode check = render(html, "trace", "");
+    assertChartsDrawnWithin(check, 8, 2, "canvas");
+    assertThat(titles(check)).contains("TTFT distribution, every request")
+        .anyMatch(t -> t.startsWith("requests finished over time"));
   }
 
   @Test
@@ -106,19 +149,24 @@ class ReportRenderingTest {
         .withLoads(List.of(new LoadPattern.ClosedLoop(8)))
         .withWindow(new VirtualFleet.Window(Duration.ofSeconds(2), Duration.ofSeconds(20), Duration.ofSeconds(10)));
     Path html = Reports.writeAll(Benchmark.run(s, Benchmark.Progress.NONE, 1), dir, "demo").html();
-    JsonNode check = render(html, "demo");
-    assertChartsDrawnWithin(check, 8, 2);
-    List<String> titles = new ArrayList<>();
-    check.get("charts").forEach(c -> titles.add(c.get("title").asText()));
-    assertThat(titles).contains("TTFT distribution, every request")
+    JsonNode check = render(html, "demo", "");
+    assertChartsDrawnWithin(check, 8, 2, "canvas");
+    assertThat(titles(check)).contains("TTFT distribution, every request")
         .anyMatch(t -> t.startsWith("requests finished over time"))
         .noneMatch(t -> t.contains("over the sweep"));
   }
 
-  private static void assertChartsDrawnWithin(JsonNode check, int charts, int routers) {
+  private static List<String> titles(JsonNode check) {
+    List<String> titles = new ArrayList<>();
+    check.get("charts").forEach(c -> titles.add(c.get("title").asText()));
+    return titles;
+  }
+
+  private static void assertChartsDrawnWithin(JsonNode check, int charts, int routers, String renderer) {
     assertThat(check.get("charts")).hasSize(charts);
     for (JsonNode c : check.get("charts")) {
       String title = c.get("title").asText();
+      assertThat(c.get("renderer").asText()).as(title + ": drawn by").isEqualTo(renderer);
       assertThat(c.get("canvasInCard").asBoolean()).as("%s: canvas %s px wide in a card of %s px", title,
           c.get("canvasWidth"), c.get("cardWidth")).isTrue();
       assertThat(c.get("series")).as(title).hasSize(routers);
@@ -137,24 +185,27 @@ class ReportRenderingTest {
     }
   }
 
-  /** Renders {@code html} with the probe, returns its findings, and writes a screenshot of the report. */
-  private static JsonNode render(Path html, String name) throws Exception {
+  /**
+   * Renders {@code html}{@code fragment} with the probe, in one Chromium run that writes a screenshot of the report
+   * (its first 3000 px) and returns the probe's findings.
+   */
+  private static JsonNode render(Path html, String name, String fragment) throws Exception {
     String chromium = chromium();
     Path probed = html.resolveSibling(name + "-probed.html");
     String page = Files.readString(html, StandardCharsets.UTF_8);
     int end = page.lastIndexOf("</body>");
     Files.writeString(probed, page.substring(0, end) + PROBE + page.substring(end), StandardCharsets.UTF_8);
+    Files.createDirectories(SCREENSHOTS);
+    Path shot = SCREENSHOTS.resolve(name + ".png").toAbsolutePath();
+    Files.deleteIfExists(shot);
     String dom = run(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-        "--window-size=1400,3000", "--virtual-time-budget=10000", "--dump-dom", probed.toUri().toString()));
+        "--window-size=1400,3000", "--virtual-time-budget=10000", "--screenshot=" + shot, "--dump-dom",
+        probed.toUri() + fragment));
     Matcher m = Pattern.compile("<pre id=\"render-check\">([A-Za-z0-9+/=]+)</pre>").matcher(dom);
     if (!m.find()) {
       fail("the report's charts were not measured; Chromium's page:%n%s", dom.length() > 2000
           ? dom.substring(dom.length() - 2000) : dom);
     }
-    Files.createDirectories(SCREENSHOTS);
-    Path shot = SCREENSHOTS.resolve(name + ".png").toAbsolutePath();
-    run(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-        "--window-size=1400,3000", "--virtual-time-budget=10000", "--screenshot=" + shot, html.toUri().toString()));
     assertThat(shot).exists();
     return new ObjectMapper().readTree(Base64.getDecoder().decode(m.group(1)));
   }
