@@ -18,6 +18,7 @@ or when a workload section has no chart. Only the standard library is needed.
 import argparse
 import html
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -45,7 +46,7 @@ def chromium():
 
 
 def rendered_dom(report):
-    url = "file://" + os.path.abspath(report) + "#svg"
+    url = pathlib.Path(report).resolve().as_uri() + "#svg"  # escapes '#', '%' and spaces in the path
     command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                "--window-size=%d,%d" % WINDOW, "--virtual-time-budget=15000", "--dump-dom", url]
     try:
@@ -175,14 +176,17 @@ def main():
     args = parser.parse_args()
     if not os.path.isfile(args.report):
         sys.exit("no such report: " + args.report)
-    prefix = args.prefix or os.path.splitext(os.path.basename(args.report))[0]
+    prefix = file_name(args.prefix or os.path.splitext(os.path.basename(args.report))[0])
+    try:  # before Chromium's seconds of rendering, so an unusable folder is said at once
+        os.makedirs(args.outdir, exist_ok=True)
+    except OSError as e:
+        sys.exit("cannot create the output folder %s: %s" % (args.outdir, e.strerror or e))
     dom = rendered_dom(args.report)
     if re.search(r'<div class="chart"[^>]*>\s*<div[^>]*>\s*<canvas', dom):
         sys.exit("the report drew its charts on canvases, not as SVG: it predates the '#svg' renderer; rerun the"
                  " bench that wrote it")
     title = re.search(r"<h1>(.*?)</h1>", dom)
     title = html.unescape(title.group(1)) if title else os.path.basename(args.report)
-    os.makedirs(args.outdir, exist_ok=True)
     for workload, legend, charts in sections(dom):
         if not charts:
             sys.exit("workload %s of %s has no chart" % (workload, args.report))
@@ -196,8 +200,11 @@ def main():
         except ElementTree.ParseError as e:
             sys.exit("the SVG composed for workload %s is not well-formed XML: %s" % (workload, e))
         path = os.path.join(args.outdir, "%s-%s.svg" % (prefix, file_name(workload)))
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(svg)
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(svg)
+        except OSError as e:
+            sys.exit("cannot write %s: %s" % (path, e.strerror or e))
         print("%s: %d charts, %d routers, %.0f KB" % (path, len(charts), len(legend), len(svg.encode()) / 1024))
 
 

@@ -1,6 +1,7 @@
 package dev.kinference.sim.workload;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kinference.request.InferenceRequest;
@@ -86,7 +87,8 @@ public final class MooncakeTrace implements TimedWorkload {
    * @throws IllegalArgumentException naming the line, for malformed JSON or missing or invalid fields
    */
   public static MooncakeTrace read(Reader reader, String model, int maxInputTokens, String source) {
-    ObjectMapper json = new ObjectMapper();
+    // A line is one JSON object: text after it is a malformed line, not ignored.
+    ObjectMapper json = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     List<Entry> entries = new ArrayList<>();
     try (BufferedReader in = new BufferedReader(reader)) {
       String line;

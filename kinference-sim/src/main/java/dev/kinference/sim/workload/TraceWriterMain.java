@@ -41,22 +41,35 @@ final class TraceWriterMain {
     }
     try (Writer w = Files.newBufferedWriter(Path.of(args[0]), StandardCharsets.UTF_8)) {
       MooncakeTrace.write(entries, w);
+    } catch (IOException e) { // a missing folder or a read-only file: one line, as for a bad argument
+      System.err.println(name + ": cannot write " + args[0] + ": " + e);
+      System.exit(2);
+      return;
     }
     System.out.println(summary.apply(entries) + " -> " + args[0]);
   }
 
+  /** Argument {@code i} parsed, or an {@link IllegalArgumentException} naming the argument and its value. */
+  private static <T> T number(String[] args, int i, Function<String, T> parse) {
+    try {
+      return parse.apply(args[i]);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("argument " + (i + 1) + " must be a number: '" + args[i] + "'", e);
+    }
+  }
+
   /** Argument {@code i} as an int, or {@code fallback} when absent. */
   static int intArg(String[] args, int i, int fallback) {
-    return args.length > i ? Integer.parseInt(args[i]) : fallback;
+    return args.length > i ? number(args, i, Integer::parseInt) : fallback;
   }
 
   /** Argument {@code i} as a double, or {@code fallback} when absent. */
   static double doubleArg(String[] args, int i, double fallback) {
-    return args.length > i ? Double.parseDouble(args[i]) : fallback;
+    return args.length > i ? number(args, i, Double::parseDouble) : fallback;
   }
 
   /** Argument {@code i} as a long, or {@code fallback} when absent. */
   static long longArg(String[] args, int i, long fallback) {
-    return args.length > i ? Long.parseLong(args[i]) : fallback;
+    return args.length > i ? number(args, i, Long::parseLong) : fallback;
   }
 }

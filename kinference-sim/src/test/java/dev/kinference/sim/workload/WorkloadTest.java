@@ -158,6 +158,9 @@ class WorkloadTest {
     String missing = "{\"timestamp\": 0, \"output_length\": 5, \"hash_ids\": []}\n";
     assertThatThrownBy(() -> MooncakeTrace.read(new StringReader(missing), "m", 0, "t.jsonl"))
         .hasMessageContaining("line 1").hasMessageContaining("input_length");
+    String trailing = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [1]} extra\n";
+    assertThatThrownBy(() -> MooncakeTrace.read(new StringReader(trailing), "m", 0, "t.jsonl"))
+        .hasMessageContaining("t.jsonl line 1").hasMessageContaining("malformed JSON");
     assertThatThrownBy(() -> MooncakeTrace.read(new StringReader("\n\n"), "m", 0, "empty.jsonl"))
         .hasMessageContaining("no requests");
   }
