@@ -51,8 +51,12 @@ class FaultToleranceTest {
       try (PolicyGateway pg = PolicyGateway.builder().config(PolicyLoader.load(yaml.toString(), "t.yaml").orThrow())
           // A request caught by the kill between the victim's engine and its connector stopping may never be
           // answered: the first-token timeout (60 s by default) is what moves it to another server, so it must be
-          // well below the client's 30 s (regression: one request failed with the client's timeout).
-          .gateway(g -> g.port(0).accessLog(false).firstTokenTimeout(Duration.ofSeconds(5)).debugHeaders(true)).build().start()) {
+          // well below the client's 30 s (regression: one request failed with the client's timeout). Likewise a
+          // stream the kill stalls mid-answer ends by the idle timeout (60 s by default): the client's 30 s timeout
+          // leaves the gateway's exchange open until then (regression: the last wait for no active request timed
+          // out, 51.7 s into the test under a loaded CI machine).
+          .gateway(g -> g.port(0).accessLog(false).firstTokenTimeout(Duration.ofSeconds(5))
+              .idleTimeout(Duration.ofSeconds(10)).debugHeaders(true)).build().start()) {
         OpenAIClient client = OpenAIOkHttpClient.builder().baseUrl(pg.gateway().uri() + "/v1").apiKey("x")
             .maxRetries(0).timeout(Duration.ofSeconds(30)).build();
         SimulatedServer victim = sims.server(1);
