@@ -227,7 +227,7 @@ public final class MooncakeTrace implements TimedWorkload {
     TraceWriterMain.run("MooncakeTrace", "OUT.jsonl [REQUESTS [RATE [DOCUMENTS [SEED]]]]", 5, args,
         a -> synthesize(TraceWriterMain.longArg(a, 4, 7), TraceWriterMain.intArg(a, 1, 200),
             TraceWriterMain.doubleArg(a, 2, 2.0), TraceWriterMain.intArg(a, 3, 6)),
-        entries -> ToolAgentTrace.Statistics.of(entries).toString());
+        entries -> TraceStatistics.of(entries).toString());
   }
 
   public List<Entry> entries() {

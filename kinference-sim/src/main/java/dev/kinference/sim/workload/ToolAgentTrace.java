@@ -4,10 +4,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -72,50 +70,6 @@ public final class ToolAgentTrace {
       return new Shape(Math.max(1, (int) Math.round(requests * requestsFraction)), durationSeconds * timeFraction,
           agents, agentPromptTokens, zipfExponent, minSteps, maxSteps, taskTokens, toolOutputTokens, outputTokens,
           toolSeconds, maxInputTokens);
-    }
-  }
-
-  /**
-   * What a trace holds, for comparing with the published figures.
-   *
-   * @param requests requests
-   * @param seconds from the first to the last timestamp
-   * @param meanInput mean input tokens
-   * @param meanOutput mean output tokens
-   * @param reusedShare share of input tokens in blocks an earlier request carried as a prefix (infinite cache)
-   */
-  public record Statistics(int requests, double seconds, double meanInput, double meanOutput, double reusedShare) {
-
-    /** The statistics of {@code entries}. */
-    public static Statistics of(List<MooncakeTrace.Entry> entries) {
-      Set<Long> seen = new HashSet<>();
-      long input = 0;
-      long output = 0;
-      long reused = 0;
-      for (MooncakeTrace.Entry e : entries) {
-        long[] ids = e.hashIds();
-        int hit = 0;
-        while (hit < ids.length && seen.contains(ids[hit])) {
-          hit++;
-        }
-        for (long id : ids) {
-          seen.add(id);
-        }
-        input += e.inputLength();
-        output += e.outputLength();
-        reused += Math.min(e.inputLength(), (long) hit * MooncakeTrace.TRACE_BLOCK_TOKENS);
-      }
-      int n = Math.max(1, entries.size());
-      double seconds = entries.isEmpty() ? 0
-          : (entries.get(entries.size() - 1).timestampMs() - entries.get(0).timestampMs()) / 1000.0;
-      return new Statistics(entries.size(), seconds, (double) input / n, (double) output / n,
-          input == 0 ? 0 : (double) reused / input);
-    }
-
-    @Override
-    public String toString() {
-      return String.format(Locale.ROOT, "%,d requests over %.0f s, mean %.0f in / %.0f out tokens, %.1f%% of input "
-          + "tokens in reused prefix blocks", requests, seconds, meanInput, meanOutput, 100 * reusedShare);
     }
   }
 
@@ -195,7 +149,7 @@ public final class ToolAgentTrace {
       Shape shape = full.scaled(TraceWriterMain.intArg(a, 1, full.requests()) / (double) full.requests(),
           TraceWriterMain.doubleArg(a, 2, full.durationSeconds()) / full.durationSeconds());
       return synthesize(shape, TraceWriterMain.longArg(a, 3, 1));
-    }, entries -> Statistics.of(entries).toString());
+    }, entries -> TraceStatistics.of(entries).toString());
   }
 
   private static double exponential(SplittableRandom r, double mean) {

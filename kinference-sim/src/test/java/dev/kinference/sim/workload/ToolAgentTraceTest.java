@@ -23,7 +23,7 @@ class ToolAgentTraceTest {
   void aQuarterOfTheTraceHasThePublishedMeansAndRate() {
     ToolAgentTrace.Shape shape = ToolAgentTrace.Shape.mooncakeToolAgent().scaled(0.25, 0.25);
     List<MooncakeTrace.Entry> entries = ToolAgentTrace.synthesize(shape, 3);
-    ToolAgentTrace.Statistics stats = ToolAgentTrace.Statistics.of(entries);
+    TraceStatistics stats = TraceStatistics.of(entries);
     // 23,608 requests an hour: a quarter of both is 5,902 requests in 900 s
     assertThat(stats.requests()).isBetween(5_300, 6_500);
     assertThat(stats.seconds()).isBetween(890.0, 900.0);
