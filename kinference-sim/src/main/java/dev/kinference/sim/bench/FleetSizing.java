@@ -5,10 +5,8 @@ import dev.kinference.sim.engine.SimEngine;
 import dev.kinference.sim.fleet.VirtualFleet;
 import dev.kinference.sim.workload.AgenticShape;
 import dev.kinference.sim.workload.MooncakeTrace;
-import java.util.HashSet;
-import java.util.List;
+import dev.kinference.sim.workload.TraceStatistics;
 import java.util.Locale;
-import java.util.Set;
 
 /**
  * How many servers a trace needs, estimated before replaying it: the GPU time its prompts and answers take on one
@@ -69,28 +67,14 @@ public record FleetSizing(double prefillSecondsPerSecond, double decodeSecondsPe
 
   /** Estimates the load of {@code trace} on servers configured as {@code engine}. */
   public static FleetSizing of(MooncakeTrace trace, SimEngine engine, double speedup) {
-    List<MooncakeTrace.Entry> entries = trace.entries();
+    // prefill counts what an infinite cache would not hold; decode runs at the batch the mean context allows
+    TraceStatistics stats = TraceStatistics.of(trace.entries());
     double seconds = Math.max(1e-3, trace.durationNanos() / 1e9 / speedup);
     EngineConfig config = engine.config();
-    Set<Long> seen = new HashSet<>();
-    long uncachedTokens = 0;
-    long outputTokens = 0;
-    long contextTokens = 0;
-    for (MooncakeTrace.Entry e : entries) {
-      long[] ids = e.hashIds();
-      int reused = 0;
-      while (reused < ids.length && seen.contains(ids[reused])) {
-        reused++;
-      }
-      for (long id : ids) {
-        seen.add(id);
-      }
-      uncachedTokens += Math.max(0, e.inputLength() - (long) reused * MooncakeTrace.TRACE_BLOCK_TOKENS);
-      outputTokens += e.outputLength();
-      contextTokens += e.inputLength() + e.outputLength() / 2;
-    }
+    double uncachedTokens = stats.meanInput() * stats.requests() * (1 - stats.reusedShare());
+    double outputTokens = stats.meanOutput() * stats.requests();
     double prefillRate = 1_000_000 / OracleRouter.prefillSeconds(engine, 1_000_000, 0);
-    double meanContext = Math.max(1, (double) contextTokens / Math.max(1, entries.size()));
+    double meanContext = Math.max(1, stats.meanInput() + stats.meanOutput() / 2);
     int batch = (int) Math.max(1, Math.min(config.maxNumSeqs(), config.kvCapacityTokens() / meanContext));
     double decodeRate = batch / engine.costModel().decodeStepSeconds(batch, meanContext);
     return new FleetSizing(uncachedTokens / seconds / prefillRate, outputTokens / seconds / decodeRate);
