@@ -33,8 +33,11 @@ module dev.kinference.core {
       dev.kinference.routing.QueueDepthScorer,
       dev.kinference.routing.KvUtilizationScorer,
       dev.kinference.routing.InFlightScorer,
+      dev.kinference.routing.NewPrefixHeadroomScorer,
       dev.kinference.routing.SessionAffinityScorer,
-      dev.kinference.routing.PrefixRendezvousScorer;
+      dev.kinference.routing.PrefixRendezvousScorer,
+      dev.kinference.routing.SessionResidencyScorer,
+      dev.kinference.routing.TtftOverflowScorer;
   provides dev.kinference.routing.Filter with
       dev.kinference.routing.HealthyFilter,
       dev.kinference.routing.FreshMetricsFilter;

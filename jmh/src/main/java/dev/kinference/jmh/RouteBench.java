@@ -30,7 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The whole {@link Router#route} decision with the default profile (filters {@code healthy} and
  * {@code fresh-metrics}, scorers {@code predicted-ttft}, {@code prefix-overlap}, {@code kv-utilization},
- * {@code session-affinity}, {@code queue-depth}, {@code prefix-under-saturation} and {@code prefix-home}, picker
+ * {@code new-prefix-headroom}, {@code session-affinity}, {@code queue-depth}, {@code prefix-under-saturation} and {@code prefix-home}, picker
  * {@code max-score}),
  * over {@code endpoints} endpoints whose index holds about {@code indexedBlocks} (block, endpoint) entries.
  *

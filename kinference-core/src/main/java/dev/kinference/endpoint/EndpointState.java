@@ -182,6 +182,21 @@ public final class EndpointState {
     return m == null || Double.isNaN(m.kvUsage()) ? 0 : Math.max(0, Math.min(1, m.kvUsage()));
   }
 
+  /**
+   * KV usage as {@link #kvUsage()}, plus the uncached prompt tokens of the requests sent here since the last scrape
+   * that still await their first token, as a share of the cache ({@code numGpuBlocks} blocks of {@code blockSize}
+   * tokens): so that requests routed between two scrapes do not all see the same usage. The scraped usage alone when
+   * the cache's size is not known. Not clamped: a burst may take it above 1.
+   */
+  public double estimatedKvUsage() {
+    EndpointMetrics m = metrics;
+    double scraped = kvUsage();
+    if (m == null || m.numGpuBlocks() <= 0 || m.blockSize() <= 0) {
+      return scraped;
+    }
+    return scraped + Math.max(0, pendingTokensSinceScrape.get()) / ((double) m.blockSize() * m.numGpuBlocks());
+  }
+
   /** Running requests: the scraped count, or at least those of our own that are past their first token. */
   public int estimatedRunning() {
     int own = Math.max(0, inFlight.get() - awaitingFirstToken.get());

@@ -65,7 +65,7 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
 
   /**
    * The default profile: {@code predicted-ttft} 1, {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code
-   * session-affinity} 1, {@code queue-depth} 0.3, {@code prefix-under-saturation} 4, {@code session-residency} 4,
+   * new-prefix-headroom} 1, {@code session-affinity} 1, {@code queue-depth} 0.3, {@code prefix-under-saturation} 4, {@code session-residency} 4,
    * {@code ttft-overflow} 16 (above the other weights' sum, so once every candidate is
    * saturated a request predicted late everywhere goes to the candidate furthest behind) and, with a precise cache
    * index, {@code prefix-home} 1, every one with its default parameters. docs/ROUTING.md says why each is there.
@@ -90,7 +90,7 @@ public record RoutingProfile(List<WeightedScorer> scorers) {
       throw new IllegalArgumentException("routerReplicas must be at least 1: " + routerReplicas);
     }
     Builder b = builder().scorer("predicted-ttft", 1.0).scorer("prefix-overlap", 1.0).scorer("kv-utilization", 0.5)
-        .scorer("session-affinity", 1.0).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4.0)
+        .scorer("new-prefix-headroom", 1.0).scorer("session-affinity", 1.0).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4.0)
         .scorer("session-residency", 4.0).scorer("ttft-overflow", 16.0);
     if (preciseCacheIndex) {
       b.scorer("prefix-home", 1.0);

@@ -28,7 +28,7 @@
  * scorers and profiles become the router's scoring in {@code ScoringSetup}.
  *
  * <p>The default profile ({@link dev.kinference.routing.RoutingProfile#defaults}) is {@code predicted-ttft} 1,
- * {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code session-affinity} 1, {@code queue-depth} 0.3, {@code
+ * {@code prefix-overlap} 1, {@code kv-utilization} 0.5, {@code new-prefix-headroom} 1, {@code session-affinity} 1, {@code queue-depth} 0.3, {@code
  * prefix-under-saturation} 4, {@code session-residency} 4, {@code ttft-overflow} 16 and, with a precise cache index,
  * {@code prefix-home} 1, each with the default
  * parameters its type declares ({@link dev.kinference.routing.Scorer#declaredParameters}); filters {@code healthy}

@@ -5,11 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kinference.routing.RoutingContext;
 import dev.kinference.routing.Scorer;
 import java.io.IOException;
+import java.io.InputStream;
+import java.lang.module.ModuleDescriptor;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -73,11 +80,42 @@ class PluginsTest {
     }
   }
 
+  /**
+   * Regression: {@code session-residency} and {@code ttft-overflow} were listed in {@code META-INF/services} but not
+   * in the module descriptor's {@code provides}, so an application on the module path, where {@link
+   * java.util.ServiceLoader} reads only the descriptor, could not load the default profile (it names both).
+   */
+  @Test
+  void theModuleDescriptorProvidesEveryBuiltInTheServiceFilesList() throws Exception {
+    Path classes = Path.of(Scorer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    ModuleDescriptor descriptor;
+    try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
+      descriptor = ModuleDescriptor.read(in);
+    }
+    Map<String, Set<String>> provided = new TreeMap<>();
+    for (ModuleDescriptor.Provides p : descriptor.provides()) {
+      provided.put(p.service(), new TreeSet<>(p.providers()));
+    }
+    Map<String, Set<String>> listed = new TreeMap<>();
+    try (Stream<Path> files = Files.list(classes.resolve("META-INF/services"))) {
+      for (Path file : files.toList()) {
+        Set<String> providers = new TreeSet<>();
+        for (String line : Files.readAllLines(file)) {
+          if (!line.isBlank() && !line.startsWith("#")) {
+            providers.add(line.strip());
+          }
+        }
+        listed.put(file.getFileName().toString(), providers);
+      }
+    }
+    assertThat(provided).isEqualTo(listed);
+  }
+
   @Test
   void builtInsLoadInNameOrder() {
     PluginSet<Scorer> scorers = Plugins.load(Scorer.class);
-    assertThat(scorers.names()).containsExactly("in-flight", "kv-utilization", "predicted-ttft", "prefix-home",
-        "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth", "session-affinity",
+    assertThat(scorers.names()).containsExactly("in-flight", "kv-utilization", "new-prefix-headroom", "predicted-ttft",
+        "prefix-home", "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth", "session-affinity",
         "session-residency", "ttft-overflow");
     assertThat(scorers.failures()).isEmpty();
   }
@@ -98,7 +136,7 @@ class PluginsTest {
         PluginsTest.class.getClassLoader())) {
       PluginSet<Scorer> scorers = Plugins.load(Scorer.class, loader);
       assertThat(scorers.names()).containsExactly("zz-early", "alpha", "in-flight", "kv-utilization",
-          "predicted-ttft", "prefix-home", "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth",
+          "new-prefix-headroom", "predicted-ttft", "prefix-home", "prefix-overlap", "prefix-rendezvous", "prefix-under-saturation", "queue-depth",
           "session-affinity", "session-residency", "ttft-overflow");
       assertThat(scorers.require("prefix-overlap")).isInstanceOf(dev.kinference.routing.PrefixOverlapScorer.class);
       List<PluginFailure> failures = scorers.failures();

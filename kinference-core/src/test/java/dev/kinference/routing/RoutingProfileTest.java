@@ -51,7 +51,7 @@ class RoutingProfileTest {
       Router byDefault = loaded(precise ? builder().cacheIndex(new PreciseCacheIndex()).build() : builder().build());
       Router.Builder named = precise ? builder().cacheIndex(new PreciseCacheIndex()) : builder();
       named.scorer("predicted-ttft", 1).scorer("prefix-overlap", 1).scorer("kv-utilization", 0.5)
-          .scorer("session-affinity", 1).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4)
+          .scorer("new-prefix-headroom", 1).scorer("session-affinity", 1).scorer("queue-depth", 0.3).scorer("prefix-under-saturation", 4)
           .scorer("session-residency", 4).scorer("ttft-overflow", 16);
       if (precise) {
         named.scorer("prefix-home", 1);
@@ -62,7 +62,8 @@ class RoutingProfileTest {
       assertThat(byName.profile()).isEqualTo(byDefault.profile()).isEqualTo(byValue.profile())
           .isEqualTo(RoutingProfile.defaults(precise).resolve(KNOWN));
       assertThat(byDefault.profile().scorers().get(2).parameters()).containsEntry("knee", 0.5);
-      assertThat(byDefault.profile().scorers().get(4).parameters()).containsEntry("sinceScrapeWeight", 0.25);
+      assertThat(byDefault.profile().scorers().get(5).parameters()).containsEntry("sinceScrapeWeight", 0.25);
+      assertThat(byDefault.profile().scorers().get(3).parameters()).containsEntry("ttftSlack", Duration.ofMillis(100));
       assertThat(byName.preview(request("m")).breakdown()).isEqualTo(byDefault.preview(request("m")).breakdown());
     }
   }
@@ -137,6 +138,10 @@ class RoutingProfileTest {
       queue-depth      | sinceScrapeWeight | 1.01   | must be in [0, 1], got 1.01
       prefix-home      | minCacheShare     | 1      | ok
       prefix-home      | minCacheShare     | 0      | must be in (0, 1], got 0
+      new-prefix-headroom | maxHeldShare   | 1      | ok
+      new-prefix-headroom | maxHeldShare   | 0      | must be in (0, 1], got 0
+      new-prefix-headroom | ttftSlack      | PT0.1S | ok
+      new-prefix-headroom | ttftSlack      | PT0S   | must be above 0s and at most 3600s, got 0s
       session-affinity | maxSessions       | 1      | ok
       session-affinity | maxSessions       | 0      | must be in [1, 100000000], got 0
       session-affinity | maxSessions       | 0.5    | expected an integer, got 0.5

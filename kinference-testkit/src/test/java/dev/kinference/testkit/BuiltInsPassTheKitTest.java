@@ -9,6 +9,7 @@ import dev.kinference.endpoint.EndpointSource;
 import dev.kinference.endpoint.StaticEndpointSource;
 import dev.kinference.routing.InFlightScorer;
 import dev.kinference.routing.KvUtilizationScorer;
+import dev.kinference.routing.NewPrefixHeadroomScorer;
 import dev.kinference.routing.PredictedTtftScorer;
 import dev.kinference.routing.PrefixOverlapScorer;
 import dev.kinference.routing.PrefixHomeScorer;
@@ -52,6 +53,14 @@ class BuiltInsPassTheKitTest {
     @Override
     protected Scorer createScorer() {
       return new PrefixHomeScorer();
+    }
+  }
+
+  @Nested
+  class NewPrefixHeadroom extends ScorerContract {
+    @Override
+    protected Scorer createScorer() {
+      return new NewPrefixHeadroomScorer();
     }
   }
 

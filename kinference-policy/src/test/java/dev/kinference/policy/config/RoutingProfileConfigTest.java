@@ -130,6 +130,7 @@ class RoutingProfileConfigTest {
         + "{idleExpiry=5m, maxSessions=1000} (the pool's, for model qwen)");
     String plain = Explainer.explain(c, InferenceRequest.builder("llama").user("hi").build(), Set.of());
     assertThat(plain).contains("profile: predicted-ttft 1, prefix-overlap 1, kv-utilization 0.5 {knee=0.5}, "
+        + "new-prefix-headroom 1 {minCacheShare=0.02, maxHeldShare=0.3, ttftSlack=0.1s}, "
         + "session-affinity 1 {idleExpiry=30m, maxSessions=1000000}, queue-depth 0.3 {sinceScrapeWeight=0.25}, "
         + "prefix-under-saturation 4, session-residency 4 {idleExpiry=1m, oversubscription=1, maxSessions=1000000}, "
         + "ttft-overflow 16 {ttftTarget=4s} (the default)");
