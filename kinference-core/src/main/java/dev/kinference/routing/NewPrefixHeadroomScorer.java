@@ -1,6 +1,5 @@
 package dev.kinference.routing;
 
-import dev.kinference.endpoint.EndpointMetrics;
 import dev.kinference.plugin.Parameter;
 import dev.kinference.plugin.Parameters;
 import java.time.Duration;
@@ -24,8 +23,8 @@ import java.util.function.LongSupplier;
  * apart by momentary prefill queues; in llm-d's experiment at 15 QPS (150 groups of 7,200-token prompts, answers
  * that hold their KV for minutes) the servers' shares drifted apart until one ran out of KV memory up to 40 s before
  * it did under SGLang's router, whose new prefixes go to the worker with the smallest tree. Placed by free KV, ours
- * gained 17.1 requests/min there and drew level with SGLang's router and llm-d-approx (docs/BENCHMARKS.md, "Which
- * term decides at 15 QPS"). Each condition is measured as well (Kinference's experiment, 6 seeds): without the
+ * gained 17.9 requests/min there over 21 seeds and drew level with SGLang's router and llm-d-approx
+ * (docs/BENCHMARKS.md, "New prefixes placed by free KV"). Each condition is measured as well (Kinference's experiment, 6 seeds): without the
  * saturation condition its shared prefixes lost 9.5% at 64 clients, where predicted TTFT must decide; without the
  * long-prompt condition its unique prompts, whose placement predicted TTFT decides too, lost 34%; without the slack,
  * 1.3%. Stateless and thread-safe.
@@ -133,7 +132,6 @@ public final class NewPrefixHeadroomScorer implements Scorer {
   }
 
   private boolean isLong(RoutingContext context, int i) {
-    EndpointMetrics m = context.candidate(i).metrics();
-    return m != null && m.numGpuBlocks() > 0 && context.promptBlocks(i) >= minCacheShare * m.numGpuBlocks();
+    return PrefixHomeScorer.isLong(context, i, minCacheShare);
   }
 }

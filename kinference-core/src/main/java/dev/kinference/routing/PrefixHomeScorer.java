@@ -133,6 +133,15 @@ public final class PrefixHomeScorer implements Scorer, FleetListener {
   }
 
   private boolean isLong(RoutingContext context, int i) {
+    return isLong(context, i, minCacheShare);
+  }
+
+  /**
+   * Whether the prompt's blocks are at least {@code minCacheShare} of candidate i's KV cache ({@code num_gpu_blocks}
+   * as scraped); never on a candidate not yet scraped. Shared with {@link NewPrefixHeadroomScorer}, which counts a
+   * prompt long the same way.
+   */
+  static boolean isLong(RoutingContext context, int i, double minCacheShare) {
     EndpointMetrics m = context.candidate(i).metrics();
     return m != null && m.numGpuBlocks() > 0 && context.promptBlocks(i) >= minCacheShare * m.numGpuBlocks();
   }

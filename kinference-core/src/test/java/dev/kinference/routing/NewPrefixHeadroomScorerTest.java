@@ -29,7 +29,7 @@ class NewPrefixHeadroomScorerTest {
    * Regression: placed by predicted TTFT alone, the first prompts of llm-d's 150 groups went wherever a prefill queue
    * was momentarily shortest, the groups' shares of the servers drifted apart, and one server ran out of KV memory up
    * to 40 s before it did under SGLang's router: 860.2 against 879.8 requests/min at 15 QPS (21 seeds). Placed by free
-   * KV among the about equally fast: 877.3 (docs/BENCHMARKS.md, "Which term decides at 15 QPS").
+   * KV among the about equally fast: 878.0 (docs/BENCHMARKS.md, "New prefixes placed by free KV").
    */
   @Test
   void aLongPromptNobodyHoldsGoesWhereTheMostKvIsFreeAmongTheAboutEquallyFast() {

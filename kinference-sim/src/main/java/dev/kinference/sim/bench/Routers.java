@@ -166,8 +166,9 @@ public final class Routers {
           : describe(name.substring(0, at)) + "; " + count + " independent replicas, each request to a random one";
     }
     return switch (name) {
-      case OURS -> "core Router, default profile (predicted TTFT 1, prefix 1, kv 0.5 above half-full, session 1 or "
-          + "kv headroom for a new one, "
+      case OURS -> "core Router, default profile (predicted TTFT 1, prefix 1, kv 0.5 above half-full, "
+          + "most free KV among the near-fastest 1 for a long prompt cached nowhere while none is saturated, "
+          + "session 1 or kv headroom for a new one, "
           + "queue 0.3, prefix up to 4 more once most are saturated, last-sent-to 1 for a long prompt cached nowhere when all "
           + "saturated, 16 to the server furthest behind for a request predicted over 4 s everywhere when all are), precise index";
       case OURS_APPROX -> "core Router, default profile, approximate index learned from its own decisions";
@@ -177,7 +178,8 @@ public final class Routers {
       case LEAST_REQUEST -> "fewest requests in flight (nginx least_conn)";
       case "power-of-two" -> "less loaded of two random servers (Envoy LEAST_REQUEST)";
       case "sglang-cache-aware" -> "SGLang cache_aware: character radix tree, thresholds 64 / 1.5 / 0.3";
-      case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate 64-char prefix blocks";
+      case "llm-d-approx" -> "llm-d default profile (prefix 3, queue 2, kv 2), approximate prefix from 64-token "
+          + "blocks of the routed prompts, an LRU per server of its num_gpu_blocks";
       case "llm-d-precise" -> "llm-d default profile (prefix 3, queue 2, kv 2), precise prefix from KV events";
       case LlmdRouter.ESTIMATED -> "llm-d's published approximate run (prefix 1, queue 1, kv 1), 64-char blocks, "
           + "at most 256, LRU of 31,250";
