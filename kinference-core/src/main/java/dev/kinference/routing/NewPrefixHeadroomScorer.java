@@ -24,10 +24,11 @@ import java.util.function.LongSupplier;
  * that hold their KV for minutes) the servers' shares drifted apart until one ran out of KV memory up to 40 s before
  * it did under SGLang's router, whose new prefixes go to the worker with the smallest tree. Placed by free KV, ours
  * gained 17.9 requests/min there over 21 seeds and drew level with SGLang's router and llm-d-approx
- * (docs/BENCHMARKS.md, "New prefixes placed by free KV"). Each condition is measured as well (Kinference's experiment, 6 seeds): without the
- * saturation condition its shared prefixes lost 9.5% at 64 clients, where predicted TTFT must decide; without the
- * long-prompt condition its unique prompts, whose placement predicted TTFT decides too, lost 34%; without the slack,
- * 1.3%. Stateless and thread-safe.
+ * (docs/BENCHMARKS.md, "New prefixes placed by free KV"). Each condition was measured as it was added (Kinference's
+ * experiment, 6 seeds, same section): placed by free KV alone, its shared prefixes lost 9.5% at 64 clients, where
+ * predicted TTFT must decide; with the saturation condition they did not, but its unique prompts, whose placement
+ * predicted TTFT decides too, lost 34%; with the long-prompt condition as well, 1.3%; with the slack, 0.4%, within
+ * the seeds' noise. Stateless and thread-safe.
  */
 public final class NewPrefixHeadroomScorer implements Scorer {
 
