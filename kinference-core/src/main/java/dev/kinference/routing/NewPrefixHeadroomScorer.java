@@ -46,9 +46,6 @@ public final class NewPrefixHeadroomScorer implements Scorer {
 
   private static final List<Parameter> DECLARED = List.of(MIN_CACHE_SHARE, MAX_HELD_SHARE, TTFT_SLACK);
 
-  /** Each candidate's estimated KV usage, per thread: the scores array is written only once they are all known. */
-  private static final ThreadLocal<double[]> USAGE = ThreadLocal.withInitial(() -> new double[16]);
-
   private final Parameters parameters;
   private final double minCacheShare;
   private final double maxHeldShare;
@@ -116,18 +113,20 @@ public final class NewPrefixHeadroomScorer implements Scorer {
     if (!anyLong) {
       return;
     }
-    double[] usage = USAGE.get();
-    if (usage.length < n) {
-      usage = new double[Math.max(n, usage.length * 2)];
-      USAGE.set(usage);
-    }
+    // Min-max over every candidate, as MinMax.lessIsBetter, written only to the eligible ones. The usage is read
+    // again for the score; a concurrent dispatch may move it in between, hence the clamp to [0, 1].
+    double least = Double.POSITIVE_INFINITY;
+    double most = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < n; i++) {
-      usage[i] = context.candidate(i).estimatedKvUsage();
+      double u = context.candidate(i).estimatedKvUsage();
+      least = Math.min(least, u);
+      most = Math.max(most, u);
     }
-    MinMax.lessIsBetter(usage, n, usage);
+    double range = most - least;
     for (int i = 0; i < n; i++) {
       if (isLong(context, i) && context.predictedTtftSeconds(i) <= shortest + slackSeconds) {
-        scores[i] = usage[i];
+        double u = context.candidate(i).estimatedKvUsage();
+        scores[i] = range <= 0 ? 1.0 : Math.max(0.0, Math.min(1.0, (most - u) / range));
       }
     }
   }
